@@ -1,0 +1,53 @@
+/* config.h: kdc.conf relations, shared by the KDC module and ykadmin. */
+#ifndef YK_CONFIG_H
+#define YK_CONFIG_H
+
+#include <krb5.h>
+#include <profile.h>
+
+#define YK_DEFAULT_FILTER "(krbPrincipalName=%p)"
+#define YK_DEFAULT_TIMEOUT_MS 500
+#define YK_DEFAULT_CACHE_TTL 5
+#define YK_DEFAULT_BREAKER_SECONDS 10
+#define YK_DEFAULT_INDICATOR "yubikey"
+#define YK_DEFAULT_2FA_INDICATOR "yubikey-2fa"
+
+/* How to reach the token directory. Strings malloc'd; NULL = unset. */
+typedef struct {
+    char *uri;              /* read server(s), space separated */
+    char *write_uri;        /* the compare-and-swap server; NULL = uri */
+    char *bind_dn;          /* simple bind DN; NULL = anonymous or SASL */
+    char *password;         /* secret (from the password file): wiped */
+    char *sasl_mech;        /* e.g. EXTERNAL; overrides simple bind */
+    char *base;             /* search base */
+    char *filter;           /* principal filter, %p = escaped principal */
+    int timeout_ms;         /* per operation */
+} yk_store_config;
+
+/* Everything the module and ykadmin read from the realm's section. */
+typedef struct {
+    yk_store_config store;
+    char *master_key_file;
+    int cache_ttl;          /* seconds */
+    int breaker_seconds;    /* circuit breaker open time */
+    int require_fast;
+    char *indicator;
+    char *indicator_2fa;
+} yk_config;
+
+/* Read realm's relations from profile into *cfg_out (defaults filled in,
+ * the password file read).  Unset required values are not an error here;
+ * the callers check what they need. */
+krb5_error_code yk_config_load(profile_t profile, const char *realm,
+                               yk_config *cfg_out);
+
+/* Deep copy of a store configuration. */
+krb5_error_code yk_store_config_copy(const yk_store_config *in,
+                                     yk_store_config *out);
+
+/* Free (and wipe the password of) a configuration; the struct itself is
+ * caller-owned. */
+void yk_store_config_clear(yk_store_config *sc);
+void yk_config_clear(yk_config *cfg);
+
+#endif /* YK_CONFIG_H */

@@ -1,0 +1,101 @@
+/* store.h: the LDAP token store (read, compare-and-swap, admin writes). */
+#ifndef YK_STORE_H
+#define YK_STORE_H
+
+#include <stddef.h>
+#include <krb5.h>
+#include "config.h"
+#include "record.h"
+
+/* One token of an entry, with the exact values read (the swap deletes
+ * them byte for byte).  secret may be NULL (a state without a secret). */
+typedef struct {
+    char pubid[YK_PUBID_MODHEX_MAX + 1];
+    yk_secret_rec *secret;
+    char *secret_raw;
+    size_t secret_raw_len;
+    int has_state;
+    yk_state_rec state;          /* the highest-counter state value */
+    char *state_raw;
+    size_t state_raw_len;
+    size_t nextra;               /* further state values (to remove) */
+    char **extra_raw;
+    size_t *extra_raw_len;
+} yk_token;
+
+/* A principal's directory entry and its tokens. */
+typedef struct {
+    char *dn;
+    char *principal;
+    int policy;                  /* YK_POLICY_* */
+    int has_policy;
+    size_t ntokens;
+    yk_token *tokens;
+} yk_entry;
+
+/* The store: read and write connections, opened lazily (after the KDC
+ * forks), reconnected after a failure.  Opaque. */
+typedef struct yk_store yk_store;
+
+/* Make a store for cfg (copied); no connection is opened yet. */
+krb5_error_code yk_store_new(const yk_store_config *cfg, yk_store **out);
+
+/* Close connections and free; NULL is accepted. */
+void yk_store_free(yk_store *st);
+
+/* Find principal's entry (exactly one match) on the read server and parse
+ * its tokens.  YK_ERR_STORE_NOT_FOUND when no entry matches,
+ * YK_ERR_STORE_AMBIGUOUS when several do.  With fresh set, read from the
+ * write server (the re-read after a lost swap). */
+krb5_error_code yk_store_lookup(yk_store *st, const char *principal,
+                                int fresh, yk_entry **entry_out);
+
+/* Compare-and-swap token tok's state on the write server: in one modify,
+ * delete the exact value read (and any extra state values), add
+ * new_state.  YK_ERR_STORE_CONFLICT when the old value is gone
+ * (noSuchAttribute: someone else got there first). */
+krb5_error_code yk_store_cas_state(yk_store *st, const yk_entry *entry,
+                                   const yk_token *tok,
+                                   const yk_state_rec *new_state);
+
+/* The token with public id pubid in entry, or NULL. */
+yk_token *yk_entry_find_token(const yk_entry *entry, const char *pubid);
+
+/* Free an entry; NULL is accepted. */
+void yk_entry_free(yk_entry *entry);
+
+/* --- administrative writes (ykadmin); each rewrites the state value ---- */
+
+/* Which principal holds pubid anywhere under the base (uniqueness).
+ * YK_ERR_TOKEN_UNKNOWN when none; *principal_out malloc'd. */
+krb5_error_code yk_store_find_pubid(yk_store *st, const char *pubid,
+                                    char **principal_out, char **dn_out);
+
+/* Add a token (secret + initial state) to entry; adds the auxiliary
+ * class when missing.  YK_ERR_STORE_EXISTS when pubid is enrolled. */
+krb5_error_code yk_store_add_token(yk_store *st, const yk_entry *entry,
+                                   const yk_secret_rec *secret,
+                                   const yk_state_rec *state);
+
+/* Replace tok's secret record by secret (state change, rewrap...) and
+ * rewrite its state value (gen + 1, counter kept unless new_state is
+ * given), in one modify. */
+krb5_error_code yk_store_update_token(yk_store *st, const yk_entry *entry,
+                                      const yk_token *tok,
+                                      const yk_secret_rec *secret,
+                                      const yk_state_rec *new_state);
+
+/* Remove tok (public id, secret and state values) from entry. */
+krb5_error_code yk_store_delete_token(yk_store *st, const yk_entry *entry,
+                                      const yk_token *tok);
+
+/* Set the principal's policy and rewrite every token's state value. */
+krb5_error_code yk_store_set_policy(yk_store *st, const yk_entry *entry,
+                                    int policy);
+
+/* Every entry holding tokens (principal NULL) or principal's entry. */
+krb5_error_code yk_store_list(yk_store *st, const char *principal,
+                              yk_entry ***entries_out, size_t *n_out);
+void yk_entries_free(yk_entry **entries, size_t n);
+
+#endif /* YK_STORE_H */
