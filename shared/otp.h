@@ -18,6 +18,11 @@
 #define YK_USAGE_MAX 0x7fff        /* the device's usage counter stops here */
 #define YK_USAGE_TRIGGER_FLAG 0x8000 /* bit 15: keyboard-triggered OTP */
 
+/* Initialise libgcrypt once (thread-safe, harmless when the host program
+ * already did): version check, no secure-memory warnings.  Every entry
+ * point of otp.c and keywrap.c calls it; callers may too. */
+krb5_error_code yk_crypto_init(void);
+
 /* A parsed (still encrypted) OTP. */
 typedef struct {
     unsigned char pubid[YK_PUBID_MAX];
