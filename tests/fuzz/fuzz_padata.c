@@ -1,0 +1,144 @@
+/* fuzz_padata.c: libFuzzer target for the padata decoders. */
+#include <config.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <krb5.h>
+
+#include "errors.h"
+#include "padata.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Abort unless out holds exactly the n bytes at p. */
+static void
+expect_same(const krb5_data *out, const uint8_t *p, size_t n)
+{
+    if (out->length != n || memcmp(out->data, p, n) != 0)
+        abort();
+}
+
+/* Abort unless ret is success or one of the decoders' documented errors. */
+static void
+expect_known_error(krb5_error_code ret)
+{
+    if (ret != 0 && ret != YK_ERR_PADATA_FORMAT &&
+        ret != YK_ERR_PADATA_VERSION)
+        abort();
+}
+
+/* Abort unless otp holds exactly len printable characters (32..64) and a
+ * terminating NUL. */
+static void
+check_otp(const char *otp, size_t len)
+{
+    size_t i;
+
+    if (len < 32 || len > 64 || otp[len] != '\0')
+        abort();
+    for (i = 0; i < len; i++) {
+        if ((unsigned char)otp[i] < 0x20 || (unsigned char)otp[i] > 0x7e)
+            abort();
+    }
+}
+
+/* The hint: a success re-encodes to the input, but for reserved flag
+ * bits, which the decoder drops. */
+static void
+fuzz_hint(const krb5_data *in, const uint8_t *data, size_t size)
+{
+    krb5_error_code ret;
+    krb5_data out = { 0 };
+    uint8_t flags = 0xee;
+
+    ret = yk_padata_decode_hint(in, &flags);
+    expect_known_error(ret);
+    if (ret) {
+        if (flags != 0xee)
+            abort();
+        return;
+    }
+    if (size != 4 || (flags & ~(YK_HINT_PASSWORD_BOUND |
+                                YK_HINT_OTP_ALONE_OK)) != 0)
+        abort();
+    if (yk_padata_encode_hint(flags, &out) != 0 || out.length != 4)
+        abort();
+    if (memcmp(out.data, data, 3) != 0 ||
+        (uint8_t)out.data[3] != (data[3] & 0x03))
+        abort();
+    yk_data_free(&out);
+}
+
+/* The request: a success lies within the input and re-encodes to it. */
+static void
+fuzz_request(const krb5_data *in, const uint8_t *data, size_t size)
+{
+    krb5_error_code ret;
+    krb5_data out = { 0 };
+    yk_request req;
+    const char *base = (const char *)data;
+
+    memset(&req, 0, sizeof(req));
+    ret = yk_padata_decode_request(in, &req);
+    expect_known_error(ret);
+    if (ret)
+        return;
+    if (req.mode == YK_MODE_2FA) {
+        /* The borrowed ciphertext must end exactly at the input's end. */
+        if (req.ciphertext.length < 1 || req.ciphertext.length > 2048 ||
+            req.ciphertext.data != base + 10 ||
+            10 + (size_t)req.ciphertext.length != size)
+            abort();
+    } else if (req.mode == YK_MODE_OTP) {
+        check_otp(req.otp, req.otp_len);
+        if (req.ciphertext.data != NULL || 5 + req.otp_len != size)
+            abort();
+    } else {
+        abort();
+    }
+    if (yk_padata_encode_request(&req, &out) != 0)
+        abort();
+    expect_same(&out, data, size);
+    yk_data_free(&out);
+    yk_request_clear(&req, 0);
+}
+
+/* The mode 1 plaintext: a success re-encodes to the input. */
+static void
+fuzz_bound(const krb5_data *in, const uint8_t *data, size_t size)
+{
+    krb5_error_code ret;
+    krb5_data out = { 0 };
+    yk_bound b;
+
+    memset(&b, 0, sizeof(b));
+    ret = yk_padata_decode_bound(in, &b);
+    expect_known_error(ret);
+    if (ret)
+        return;
+    check_otp(b.otp, b.otp_len);
+    if (b.usec >= 1000000 || 16 + b.otp_len != size)
+        abort();
+    if (yk_padata_encode_bound(&b, &out) != 0)
+        abort();
+    expect_same(&out, data, size);
+    yk_data_free(&out);
+}
+
+/* Feed the same bytes to all three decoders. */
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    krb5_data in;
+
+    if (size > 0xffffffffU)
+        return 0;
+    in.magic = KV5M_DATA;
+    in.length = (unsigned int)size;
+    in.data = (char *)data;
+    fuzz_hint(&in, data, size);
+    fuzz_request(&in, data, size);
+    fuzz_bound(&in, data, size);
+    return 0;
+}
