@@ -14,8 +14,10 @@ typedef struct {
     size_t pubid_len;
     uint16_t usage;          /* usage counter of the current power-up */
     uint8_t session;         /* next session counter value */
-    uint32_t timestamp;      /* 24-bit, ~8 Hz */
-    int fresh;               /* powered up, no OTP yet: next OTP bumps usage */
+    uint32_t timestamp;      /* 24-bit, ~8 Hz; the last OTP's (or start) */
+    int fresh;               /* powered up, no OTP yet: next OTP bumps usage
+                              * (also set when the session counter wraps) */
+    int64_t last;            /* unix time (s) of the last OTP or power-up */
 } yk_emu;
 
 /* Fill emu with random key, private id and timestamp, public id from
@@ -35,7 +37,11 @@ krb5_error_code yk_emu_next(yk_emu *emu, char *otp_out);
 void yk_emu_replug(yk_emu *emu);
 
 /* Load / save a state file (text; mode 0600, written atomically with a
- * temp file and rename). */
+ * temp file and rename).  The format is described at the top of emu.c;
+ * yk_emu_load is strict: YK_ERR_CONFIG (bad line, unknown, repeated or
+ * missing key, inconsistent counters), YK_ERR_HEX, YK_ERR_MODHEX, ERANGE,
+ * EFBIG or an errno from open/read.  yk_emu_save replaces an existing
+ * file. */
 krb5_error_code yk_emu_load(const char *path, yk_emu *emu_out);
 krb5_error_code yk_emu_save(const yk_emu *emu, const char *path);
 
