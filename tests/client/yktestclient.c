@@ -1,0 +1,935 @@
+/* yktestclient.c: a test client that sends what stock kinit never sends. */
+
+/*
+ * It gets initial credentials with the krb5_init_creds step API (the
+ * exchange krb5_get_init_creds_password runs, without its hidden second
+ * try against the primary KDC) and registers its own in-process clpreauth
+ * module "yktest" for padata type -22859 (k5_plugin_register), which
+ * answers the KDC's hint (or, with --optimistic, the first AS-REQ) with
+ * the request chosen with --send: correct ones
+ * (mode 1 and mode 2), unarmored mode 2, malformed, truncated or doubled
+ * padata, a stale time, a wrong nonce, and a verbatim replay of an accepted
+ * AS-REQ (through the KDC send hook).  Only our mechanism is allowed in
+ * the exchange (the "pa_type" configuration of an in-memory input ccache),
+ * so a refusal never turns into an encrypted-timestamp login.
+ *
+ * Output: one line "result: issued", "result: refused: <message> (KDC
+ * error N)", "result: no reply", "result: resent ..." or "result: error:
+ * <message>" per exchange; exit 0, 1, 2, 4 or 3 accordingly (for --send
+ * replay*: the replay's).  A "hint: ..." line shows the KDC's hint.
+ *
+ * krb5kdc answers a byte-identical request seen in the last two minutes
+ * from its lookaside cache, before any preauth module runs; the replay
+ * kinds report that as "resent".  To reach the KDC module, replay to
+ * another KDC (--replay-config) or after the cache entry went stale
+ * (--replay-wait 121; stale entries are purged when krb5kdc stores the
+ * next request, here the replay exchange's first, padata-less AS-REQ).
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <krb5.h>
+#include <krb5/clpreauth_plugin.h>
+#include <profile.h>
+
+#include "emu.h"
+#include "errors.h"
+#include "padata.h"
+#include "secmem.h"
+
+/*
+ * libkrb5 exports k5_plugin_register (MIT's own tests use it) but installs
+ * no header for it; the interface number is PLUGIN_INTERFACE_CLPREAUTH of
+ * krb5 1.20's k5-int.h.
+ */
+krb5_error_code k5_plugin_register(krb5_context context, int interface_id,
+                                   const char *modname,
+                                   krb5_plugin_initvt_fn module);
+#define YKT_INTERFACE_CLPREAUTH 2
+
+#define YKT_EXIT_ISSUED 0
+#define YKT_EXIT_REFUSED 1
+#define YKT_EXIT_NO_REPLY 2
+#define YKT_EXIT_ERROR 3
+#define YKT_EXIT_RESENT 4            /* the lookaside cache's old reply */
+
+#define YKT_STALE_SECONDS 600        /* --send stale: 10 minutes back */
+#define YKT_PASSWORD_LEN 256         /* longest password accepted */
+#define YKT_ABORT ECANCELED          /* recv hook: stop after the replay */
+#define YKT_ASN1_AS_REP 0x6b         /* [APPLICATION 11] */
+#define YKT_ASN1_KRB_ERROR 0x7e      /* [APPLICATION 30] */
+
+/* What --send can ask for. */
+enum ykt_kind_id {
+    K_GOOD2FA, K_GOODOTP, K_UNARMORED_OTP, K_MALFORMED, K_TRUNCATED,
+    K_DOUBLE, K_STALE, K_WRONG_NONCE, K_REPLAY, K_REPLAY_OTP
+};
+
+/* One --send kind: its name, the request mode it uses, whether it runs a
+ * second (replayed) exchange. */
+typedef struct {
+    const char *name;
+    enum ykt_kind_id id;
+    int mode;                /* YK_MODE_2FA, YK_MODE_OTP, 0: none */
+    int replay;              /* two exchanges, the second replayed */
+} ykt_kind;
+
+static const ykt_kind ykt_kinds[] = {
+    { "good2fa", K_GOOD2FA, YK_MODE_2FA, 0 },
+    { "goodotp", K_GOODOTP, YK_MODE_OTP, 0 },
+    { "unarmored-otp", K_UNARMORED_OTP, YK_MODE_OTP, 0 },
+    { "malformed", K_MALFORMED, 0, 0 },
+    { "truncated", K_TRUNCATED, YK_MODE_2FA, 0 },
+    { "double", K_DOUBLE, YK_MODE_2FA, 0 },
+    { "stale", K_STALE, YK_MODE_2FA, 0 },
+    { "wrong-nonce", K_WRONG_NONCE, YK_MODE_2FA, 0 },
+    { "replay", K_REPLAY, YK_MODE_2FA, 1 },
+    { "replay-otp", K_REPLAY_OTP, YK_MODE_OTP, 1 },
+};
+
+/* What came back for the request that carried our padata. */
+enum ykt_answer {
+    ANS_UNSEEN,              /* our request never went out */
+    ANS_NO_REPLY,            /* sent, nothing came back */
+    ANS_AS_REP,              /* a ticket */
+    ANS_ERROR,               /* a KRB-ERROR */
+    ANS_OTHER                /* something else */
+};
+
+/* Command-line settings. */
+typedef struct {
+    const char *principal;
+    const char *password_file;
+    const char *emu_file;
+    const char *armor;
+    const char *out;
+    const char *replay_config;
+    unsigned int replay_wait;
+    const ykt_kind *kind;
+    int optimistic;
+    int have_password;
+    char password[YKT_PASSWORD_LEN];
+    char otp[YK_OTP_BUF];
+    size_t otp_len;
+} ykt_args;
+
+/* What the module and the hooks share with main (one exchange at a time;
+ * the library calls them from this thread). */
+typedef struct {
+    const ykt_args *args;
+    int produced;            /* our padata went into a request */
+    int capture;             /* the next AS-REQ sent carries our padata */
+    int ours_in_flight;      /* the AS-REQ in flight carries our padata */
+    krb5_data captured;      /* the last AS-REQ that carried our padata */
+    int substitute;          /* send captured in place of our next one */
+    int substituted;
+    enum ykt_answer answer;  /* the KDC's answer to our padata */
+    int answer_error;        /* its KRB-ERROR code (ANS_ERROR) */
+    krb5_data reply;         /* that answer's bytes */
+    krb5_data first_reply;   /* the first exchange's, for replays */
+} ykt_state;
+
+static ykt_state ykt;
+static krb5_preauthtype ykt_pa_types[] = { YK_PADATA_TYPE, 0 };
+
+/* Print the usage text to f. */
+static void
+ykt_usage(FILE *f)
+{
+    fprintf(f,
+"usage: yktestclient [options] PRINCIPAL\n"
+"  --password PW | --password-file FILE   the password (mode 1 kinds)\n"
+"  --otp OTP | --emu STATEFILE   the OTP, or the next one of an emulated\n"
+"                                token (its state file is saved)\n"
+"  --armor CCACHE    FAST armor ccache (ignored by unarmored-otp)\n"
+"  --out CCACHE      store the TGT there\n"
+"  --optimistic      send our padata in the first AS-REQ instead of\n"
+"                    answering the KDC's hint\n"
+"  --send KIND       good2fa (default), goodotp, unarmored-otp, malformed,\n"
+"                    truncated, double, stale, wrong-nonce, replay,\n"
+"                    replay-otp\n"
+"  --replay-config KRB5CONF   send the replay with this krb5.conf (e.g.\n"
+"                    naming another KDC of the realm)\n"
+"  --replay-wait SECONDS      wait before the replay\n"
+"Kinds: good2fa/goodotp are correct mode 1/mode 2 requests; unarmored-otp\n"
+"is goodotp without armor; malformed has the right magic and version but\n"
+"impossible lengths; truncated is good2fa minus its last byte; double puts\n"
+"two good2fa padata in one request; stale is good2fa dated %d s back;\n"
+"wrong-nonce is good2fa with nonce+1; replay/replay-otp send a good\n"
+"request, then the byte-identical AS-REQ again in a second exchange\n"
+"(in place of its request carrying our padata).\n"
+"Prints 'result: issued' (exit 0), 'result: refused: MSG' (exit 1),\n"
+"'result: no reply' (exit 2) or 'result: error: MSG' (exit 3), one line\n"
+"per exchange (replay kinds exit with the replay's).  krb5kdc answers a\n"
+"byte-identical request of the last 2 minutes from its lookaside cache\n"
+"before any preauth module sees it: 'result: resent' (exit 4); replay to\n"
+"another KDC, or wait 121 s (not with --optimistic: the purge of stale\n"
+"entries needs the replay exchange's first AS-REQ), to reach the module.\n"
+"A KDC that answers\n"
+"DISCARD sends nothing: that shows as 'no reply', after libkrb5's own\n"
+"retry schedule (krb5 1.20 has no timeout setting; over TCP the KDC\n"
+"closes the connection and the answer comes at once).  Use a krb5.conf\n"
+"that does not load yubikey_client.so.\n", YKT_STALE_SECONDS);
+}
+
+/* Read the first line of path (newline dropped) into the fixed password
+ * buffer of a.  The buffer is wiped by main on every path. */
+static int
+ykt_read_password(ykt_args *a, const char *path)
+{
+    FILE *f = NULL;
+    size_t n;
+
+    f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "yktestclient: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (fgets(a->password, sizeof(a->password), f) == NULL)
+        a->password[0] = '\0';
+    fclose(f);
+    n = strlen(a->password);
+    while (n > 0 && (a->password[n - 1] == '\n' ||
+                     a->password[n - 1] == '\r'))
+        a->password[--n] = '\0';
+    a->have_password = 1;
+    return 0;
+}
+
+/* Take the OTP: --otp as given, or the next OTP of the emulated token
+ * (whose state file is saved at once, as a device's counter moves). */
+static int
+ykt_take_otp(ykt_args *a, const char *otp_arg)
+{
+    krb5_error_code ret;
+    yk_emu emu;
+    size_t n;
+
+    if (otp_arg != NULL) {
+        n = strlen(otp_arg);
+        if (n >= sizeof(a->otp)) {
+            fprintf(stderr, "yktestclient: --otp is too long\n");
+            return -1;
+        }
+        memcpy(a->otp, otp_arg, n + 1);
+        a->otp_len = n;
+        return 0;
+    }
+    if (a->emu_file == NULL)
+        return 0;
+    memset(&emu, 0, sizeof(emu));
+    ret = yk_emu_load(a->emu_file, &emu);
+    if (ret == 0)
+        ret = yk_emu_next(&emu, a->otp);
+    if (ret == 0)
+        ret = yk_emu_save(&emu, a->emu_file);
+    yk_emu_clear(&emu);
+    if (ret) {
+        fprintf(stderr, "yktestclient: %s: %s\n", a->emu_file,
+                yk_strerror(ret));
+        yk_zap(a->otp, sizeof(a->otp));
+        return -1;
+    }
+    a->otp_len = strlen(a->otp);
+    return 0;
+}
+
+/* Print the KDC's hint, if this padata is one. */
+static void
+ykt_show_hint(const krb5_pa_data *pa)
+{
+    krb5_data d;
+    uint8_t flags = 0;
+
+    if (pa == NULL || pa->length == 0)
+        return;
+    d.magic = KV5M_DATA;
+    d.length = pa->length;
+    d.data = (char *)pa->contents;
+    if (yk_padata_decode_hint(&d, &flags) != 0) {
+        printf("hint: malformed\n");
+        return;
+    }
+    printf("hint: flags 0x%02x%s%s\n", flags,
+           (flags & YK_HINT_PASSWORD_BOUND) ? " password-bound" : "",
+           (flags & YK_HINT_OTP_ALONE_OK) ? " otp-alone" : "");
+    fflush(stdout);
+}
+
+/* A mode 1 request into *enc_out (malloc'd): the OTP sealed under the AS
+ * key with the preauth time moved by dt seconds and the nonce by dn. */
+static krb5_error_code
+ykt_mode1(krb5_context ctx, krb5_clpreauth_callbacks cb,
+          krb5_clpreauth_rock rock, krb5_kdc_req *request, long dt,
+          uint32_t dn, krb5_data *enc_out)
+{
+    krb5_error_code ret;
+    krb5_keyblock *as_key = NULL;
+    krb5_timestamp now = 0;
+    krb5_int32 usec = 0;
+    yk_bound b;
+    yk_request req;
+
+    memset(&b, 0, sizeof(b));
+    memset(&req, 0, sizeof(req));
+    ret = cb->get_as_key(ctx, rock, &as_key);
+    if (ret)
+        goto cleanup;
+    ret = cb->get_preauth_time(ctx, rock, TRUE, &now, &usec);
+    if (ret)
+        goto cleanup;
+    b.sec = (uint32_t)((long)now + dt);
+    b.usec = (uint32_t)usec;
+    b.nonce = (uint32_t)request->nonce + dn;
+    memcpy(b.otp, ykt.args->otp, ykt.args->otp_len);
+    b.otp_len = ykt.args->otp_len;
+    ret = yk_padata_seal(ctx, as_key, &b, &req);
+    if (ret == 0)
+        ret = yk_padata_encode_request(&req, enc_out);
+
+cleanup:
+    yk_zap(&b, sizeof(b));
+    yk_request_clear(&req, 1);
+    return ret;
+}
+
+/* A mode 2 request into *enc_out (malloc'd); with armor, the armor key
+ * becomes the AS key as the real client does. */
+static krb5_error_code
+ykt_mode2(krb5_context ctx, krb5_clpreauth_callbacks cb,
+          krb5_clpreauth_rock rock, krb5_data *enc_out)
+{
+    krb5_error_code ret;
+    krb5_keyblock *armor = NULL;
+    yk_request req;
+
+    memset(&req, 0, sizeof(req));
+    req.mode = YK_MODE_OTP;
+    memcpy(req.otp, ykt.args->otp, ykt.args->otp_len);
+    req.otp_len = ykt.args->otp_len;
+    ret = yk_padata_encode_request(&req, enc_out);
+    yk_request_clear(&req, 0);
+    if (ret)
+        return ret;
+    armor = cb->fast_armor(ctx, rock);
+    if (armor != NULL)
+        ret = cb->set_as_key(ctx, rock, armor);
+    return ret;
+}
+
+/* Bytes of our type that no decoder may accept: the right magic, version
+ * and mode 1, then a ciphertext length beyond both the limit and the
+ * bytes present. */
+static krb5_error_code
+ykt_malformed(krb5_data *enc_out)
+{
+    static const unsigned char bad[] = {
+        0x59, 0x4b, 0x01, 0x01, 0x00, 0x00, 0x00, 0x12, 0xff, 0xff,
+        0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 0x02, 0x03
+    };
+
+    enc_out->data = malloc(sizeof(bad));
+    if (enc_out->data == NULL)
+        return ENOMEM;
+    memcpy(enc_out->data, bad, sizeof(bad));
+    enc_out->length = sizeof(bad);
+    enc_out->magic = KV5M_DATA;
+    return 0;
+}
+
+/* Append enc (ownership taken) to the padata list *list of *n items. */
+static krb5_error_code
+ykt_add_padata(krb5_pa_data ***list, size_t *n, krb5_data *enc)
+{
+    krb5_pa_data **l = NULL, *pa = NULL;
+
+    pa = calloc(1, sizeof(*pa));
+    l = realloc(*list, (*n + 2) * sizeof(*l));
+    if (pa == NULL || l == NULL) {
+        free(pa);
+        if (l != NULL)
+            *list = l;
+        yk_data_free(enc);
+        return ENOMEM;
+    }
+    pa->magic = KV5M_PA_DATA;
+    pa->pa_type = YK_PADATA_TYPE;
+    pa->length = enc->length;
+    pa->contents = (krb5_octet *)enc->data;
+    enc->data = NULL;
+    l[(*n)++] = pa;
+    l[*n] = NULL;
+    *list = l;
+    return 0;
+}
+
+/* The test module's process: build the padata --send asked for, once per
+ * exchange, and disable fallback as the real client does. */
+static krb5_error_code
+ykt_process(krb5_context ctx, krb5_clpreauth_moddata moddata,
+            krb5_clpreauth_modreq modreq, krb5_get_init_creds_opt *opt,
+            krb5_clpreauth_callbacks cb, krb5_clpreauth_rock rock,
+            krb5_kdc_req *request, krb5_data *encoded_request_body,
+            krb5_data *encoded_previous_request, krb5_pa_data *pa_data,
+            krb5_prompter_fct prompter, void *prompter_data,
+            krb5_pa_data ***pa_data_out)
+{
+    krb5_error_code ret = 0;
+    krb5_pa_data **list = NULL;
+    krb5_data enc = { 0 }, enc2 = { 0 };
+    size_t n = 0, i;
+
+    *pa_data_out = NULL;
+    ykt_show_hint(pa_data);
+    if (ykt.produced) {
+        krb5_set_error_message(ctx, KRB5_PREAUTH_FAILED, "yktest: the KDC "
+                               "asked again after our request");
+        return KRB5_PREAUTH_FAILED;
+    }
+    switch (ykt.args->kind->id) {
+    case K_GOOD2FA:
+    case K_REPLAY:
+        ret = ykt_mode1(ctx, cb, rock, request, 0, 0, &enc);
+        break;
+    case K_STALE:
+        ret = ykt_mode1(ctx, cb, rock, request, -YKT_STALE_SECONDS, 0, &enc);
+        break;
+    case K_WRONG_NONCE:
+        ret = ykt_mode1(ctx, cb, rock, request, 0, 1, &enc);
+        break;
+    case K_TRUNCATED:
+        ret = ykt_mode1(ctx, cb, rock, request, 0, 0, &enc);
+        if (ret == 0)
+            enc.length--;    /* yk_data_free below wipes one byte less */
+        break;
+    case K_DOUBLE:
+        ret = ykt_mode1(ctx, cb, rock, request, 0, 0, &enc);
+        if (ret == 0)
+            ret = ykt_mode1(ctx, cb, rock, request, 0, 0, &enc2);
+        break;
+    case K_GOODOTP:
+    case K_UNARMORED_OTP:
+    case K_REPLAY_OTP:
+        ret = ykt_mode2(ctx, cb, rock, &enc);
+        break;
+    case K_MALFORMED:
+        ret = ykt_malformed(&enc);
+        break;
+    }
+    if (ret == 0)
+        ret = ykt_add_padata(&list, &n, &enc);
+    if (ret == 0 && enc2.data != NULL)
+        ret = ykt_add_padata(&list, &n, &enc2);
+    if (ret) {
+        for (i = 0; i < n; i++) {
+            free(list[i]->contents);
+            free(list[i]);
+        }
+        free(list);
+        yk_data_free(&enc);
+        yk_data_free(&enc2);
+        return ret;
+    }
+    ykt.produced = 1;
+    ykt.capture = 1;
+    cb->disable_fallback(ctx, rock);
+    *pa_data_out = list;
+    return 0;
+}
+
+/* Never retry after a KDC error. */
+static krb5_error_code
+ykt_tryagain(krb5_context ctx, krb5_clpreauth_moddata moddata,
+             krb5_clpreauth_modreq modreq, krb5_get_init_creds_opt *opt,
+             krb5_clpreauth_callbacks cb, krb5_clpreauth_rock rock,
+             krb5_kdc_req *request, krb5_data *encoded_request_body,
+             krb5_data *encoded_previous_request, krb5_preauthtype pa_type,
+             krb5_error *error, krb5_pa_data **error_padata,
+             krb5_prompter_fct prompter, void *prompter_data,
+             krb5_pa_data ***pa_data_out)
+{
+    *pa_data_out = NULL;
+    return KRB5_PREAUTH_FAILED;
+}
+
+/* Always a real mechanism. */
+static int
+ykt_flags(krb5_context ctx, krb5_preauthtype pa_type)
+{
+    return PA_REAL;
+}
+
+/* The in-process module's vtable: "yktest" for our padata type. */
+static krb5_error_code
+ykt_initvt(krb5_context ctx, int maj_ver, int min_ver,
+           krb5_plugin_vtable vtable)
+{
+    krb5_clpreauth_vtable vt;
+
+    if (maj_ver != 1)
+        return KRB5_PLUGIN_VER_NOTSUPP;
+    vt = (krb5_clpreauth_vtable)vtable;
+    vt->name = "yktest";
+    vt->pa_type_list = ykt_pa_types;
+    vt->flags = ykt_flags;
+    vt->process = ykt_process;
+    vt->tryagain = ykt_tryagain;
+    return 0;
+}
+
+/* Wipe and free d's bytes (malloc'd here) and empty it. */
+static void
+ykt_data_clear(krb5_data *d)
+{
+    if (d->data != NULL)
+        yk_zap(d->data, d->length);
+    free(d->data);
+    d->data = NULL;
+    d->length = 0;
+}
+
+/* Replace *dst with a malloc'd copy of src; ENOMEM leaves *dst empty. */
+static krb5_error_code
+ykt_data_set(krb5_data *dst, const krb5_data *src)
+{
+    ykt_data_clear(dst);
+    dst->data = malloc(src->length > 0 ? src->length : 1);
+    if (dst->data == NULL)
+        return ENOMEM;
+    if (src->length > 0)
+        memcpy(dst->data, src->data, src->length);
+    dst->length = src->length;
+    dst->magic = KV5M_DATA;
+    return 0;
+}
+
+/* Send hook: remember the AS-REQ that carries our padata; in the replay
+ * exchange, send the remembered one in its place (the exchange's first,
+ * padata-less AS-REQ has gone out before, and made krb5kdc purge its
+ * stale lookaside entries). */
+static krb5_error_code KRB5_CALLCONV
+ykt_send_hook(krb5_context ctx, void *data, const krb5_data *realm,
+              const krb5_data *message, krb5_data **new_message_out,
+              krb5_data **new_reply_out)
+{
+    ykt.ours_in_flight = ykt.capture;
+    if (!ykt.capture)
+        return 0;
+    ykt.capture = 0;
+    if (ykt.substitute) {
+        ykt.substituted = 1;
+        return krb5_copy_data(ctx, &ykt.captured, new_message_out);
+    }
+    return ykt_data_set(&ykt.captured, message);
+}
+
+/* Receive hook: note the KDC's answer to the request that carried our
+ * padata (or that none came); in the replay exchange, stop there: the
+ * reply answers an old request this exchange cannot use. */
+static krb5_error_code KRB5_CALLCONV
+ykt_recv_hook(krb5_context ctx, void *data, krb5_error_code code,
+              const krb5_data *realm, const krb5_data *message,
+              const krb5_data *reply, krb5_data **new_reply_out)
+{
+    krb5_error *err = NULL;
+    unsigned char tag;
+
+    if (!ykt.ours_in_flight)
+        return code;
+    ykt.ours_in_flight = 0;
+    if (code != 0 || reply == NULL || reply->length == 0) {
+        ykt.answer = ANS_NO_REPLY;
+        return code;
+    }
+    if (ykt_data_set(&ykt.reply, reply) != 0)
+        return ENOMEM;
+    tag = (unsigned char)reply->data[0];
+    if (tag == YKT_ASN1_AS_REP) {
+        ykt.answer = ANS_AS_REP;
+    } else if (tag == YKT_ASN1_KRB_ERROR &&
+               krb5_rd_error(ctx, reply, &err) == 0) {
+        ykt.answer = ANS_ERROR;
+        ykt.answer_error = (int)err->error;
+        krb5_free_error(ctx, err);
+    } else {
+        ykt.answer = ANS_OTHER;
+    }
+    return ykt.substituted ? YKT_ABORT : 0;
+}
+
+/* Print "result: error: <what>: <message of ret>" and return the exit
+ * code for other errors. */
+static int
+ykt_error(krb5_context ctx, const char *what, krb5_error_code ret)
+{
+    const char *msg = krb5_get_error_message(ctx, ret);
+
+    printf("result: error: %s%s%s\n", what, ret ? ": " : "",
+           ret ? msg : "");
+    krb5_free_error_message(ctx, msg);
+    return YKT_EXIT_ERROR;
+}
+
+/* Print the result line of an exchange that ended with ret, judged by the
+ * KDC's answer to our padata; return the exit code. */
+static int
+ykt_report(krb5_context ctx, krb5_error_code ret)
+{
+    const char *msg = NULL;
+
+    if (!ykt.produced)
+        return ykt_error(ctx, ret == 0 ? "a ticket was issued without our "
+                         "padata (the principal needs no preauth?)" :
+                         "no yubikey padata was sent (no hint from the KDC: "
+                         "try --optimistic)", ret);
+    if (ykt.substituted && (ykt.answer == ANS_AS_REP ||
+                            ykt.answer == ANS_ERROR) &&
+        ykt.reply.length == ykt.first_reply.length &&
+        memcmp(ykt.reply.data, ykt.first_reply.data, ykt.reply.length) == 0) {
+        printf("result: resent (the first reply, byte for byte: krb5kdc's "
+               "lookaside cache)\n");
+        return YKT_EXIT_RESENT;
+    }
+    switch (ykt.answer) {
+    case ANS_AS_REP:
+        if (ret != 0 && ret != YKT_ABORT) {
+            msg = krb5_get_error_message(ctx, ret);
+            fprintf(stderr, "yktestclient: the KDC issued a ticket the "
+                    "client could not use: %s\n", msg);
+            krb5_free_error_message(ctx, msg);
+        }
+        printf("result: issued\n");
+        return YKT_EXIT_ISSUED;
+    case ANS_ERROR:
+        msg = krb5_get_error_message(ctx, ERROR_TABLE_BASE_krb5 +
+                                     ykt.answer_error);
+        printf("result: refused: %s (KDC error %d)\n", msg,
+               ykt.answer_error);
+        krb5_free_error_message(ctx, msg);
+        return YKT_EXIT_REFUSED;
+    case ANS_NO_REPLY:
+        printf("result: no reply\n");
+        return YKT_EXIT_NO_REPLY;
+    case ANS_OTHER:
+        return ykt_error(ctx, "unrecognised reply from the KDC", 0);
+    case ANS_UNSEEN:
+        break;
+    }
+    return ykt_error(ctx, "our request was never sent", ret);
+}
+
+/* Run one AS exchange (storing the ticket in out_cc when not NULL) and
+ * print its result line; returns the exit code.  Only our mechanism is
+ * allowed: in_cc carries the "pa_type" configuration. */
+static int
+ykt_exchange(krb5_context ctx, const ykt_args *a, krb5_principal client,
+             krb5_ccache in_cc, krb5_ccache out_cc)
+{
+    krb5_error_code ret;
+    krb5_get_init_creds_opt *opt = NULL;
+    krb5_init_creds_context icc = NULL;
+    int code = YKT_EXIT_ERROR;
+
+    ykt.produced = ykt.capture = ykt.ours_in_flight = 0;
+    ykt.answer = ANS_UNSEEN;
+    ykt.answer_error = 0;
+
+    ret = krb5_get_init_creds_opt_alloc(ctx, &opt);
+    if (ret == 0)
+        ret = krb5_get_init_creds_opt_set_in_ccache(ctx, opt, in_cc);
+    if (ret == 0 && out_cc != NULL)
+        ret = krb5_get_init_creds_opt_set_out_ccache(ctx, opt, out_cc);
+    if (ret == 0 && a->armor != NULL && a->kind->id != K_UNARMORED_OTP)
+        ret = krb5_get_init_creds_opt_set_fast_ccache_name(ctx, opt,
+                                                           a->armor);
+    if (ret) {
+        code = ykt_error(ctx, "cannot set the options", ret);
+        goto cleanup;
+    }
+    if (a->optimistic)
+        krb5_get_init_creds_opt_set_preauth_list(opt, ykt_pa_types, 1);
+
+    /* The step API: krb5_get_init_creds_password would run a second,
+     * hidden exchange against the primary KDC after a refusal. */
+    ret = krb5_init_creds_init(ctx, client, NULL, NULL, 0, opt, &icc);
+    if (ret == 0 && a->have_password)
+        ret = krb5_init_creds_set_password(ctx, icc, a->password);
+    if (ret) {
+        code = ykt_error(ctx, "cannot start the exchange", ret);
+        goto cleanup;
+    }
+    ret = krb5_init_creds_get(ctx, icc);
+    code = ykt_report(ctx, ret);
+
+cleanup:
+    krb5_init_creds_free(ctx, icc);
+    krb5_get_init_creds_opt_free(ctx, opt);
+    fflush(stdout);
+    return code;
+}
+
+/* 1 if krb5.conf loads a clpreauth module named yubikey: the real client
+ * module would take our padata type and this test module would be dropped
+ * as a conflict. */
+static int
+ykt_real_module_loaded(krb5_context ctx)
+{
+    static const char *const names[] = { "plugins", "clpreauth", "module",
+                                         NULL };
+    profile_t profile = NULL;
+    char **values = NULL;
+    int found = 0, i;
+
+    if (krb5_get_profile(ctx, &profile) != 0)
+        return 0;
+    if (profile_get_values(profile, names, &values) == 0) {
+        for (i = 0; values[i] != NULL; i++) {
+            if (strncmp(values[i], "yubikey:", 8) == 0)
+                found = 1;
+        }
+        profile_free_list(values);
+    }
+    profile_release(profile);
+    return found;
+}
+
+/* Make the in-memory input ccache whose "pa_type" configuration for the
+ * realm's TGS restricts the exchange to our padata type. */
+static krb5_error_code
+ykt_make_in_ccache(krb5_context ctx, krb5_principal client,
+                   krb5_ccache *cc_out)
+{
+    krb5_error_code ret;
+    krb5_ccache cc = NULL;
+    krb5_principal tgs = NULL;
+    krb5_data value;
+    char type[16];
+
+    snprintf(type, sizeof(type), "%d", (int)YK_PADATA_TYPE);
+    value.magic = KV5M_DATA;
+    value.data = type;
+    value.length = (unsigned int)strlen(type);
+    ret = krb5_build_principal_ext(ctx, &tgs, client->realm.length,
+                                   client->realm.data,
+                                   (unsigned int)strlen(KRB5_TGS_NAME),
+                                   KRB5_TGS_NAME, client->realm.length,
+                                   client->realm.data, 0);
+    if (ret)
+        goto cleanup;
+    ret = krb5_cc_new_unique(ctx, "MEMORY", NULL, &cc);
+    if (ret)
+        goto cleanup;
+    ret = krb5_cc_initialize(ctx, cc, client);
+    if (ret == 0)
+        ret = krb5_cc_set_config(ctx, cc, tgs, "pa_type", &value);
+    if (ret)
+        goto cleanup;
+    *cc_out = cc;
+    cc = NULL;
+
+cleanup:
+    if (cc != NULL)
+        krb5_cc_destroy(ctx, cc);
+    krb5_free_principal(ctx, tgs);
+    return ret;
+}
+
+/* Parse the command line into a; -1 after printing a usage error. */
+static int
+ykt_parse_args(int argc, char **argv, ykt_args *a, const char **otp_out)
+{
+    static const struct option longopts[] = {
+        { "password", required_argument, NULL, 'p' },
+        { "password-file", required_argument, NULL, 'P' },
+        { "otp", required_argument, NULL, 'o' },
+        { "emu", required_argument, NULL, 'e' },
+        { "armor", required_argument, NULL, 'a' },
+        { "out", required_argument, NULL, 'c' },
+        { "send", required_argument, NULL, 's' },
+        { "optimistic", no_argument, NULL, 'O' },
+        { "replay-config", required_argument, NULL, 'R' },
+        { "replay-wait", required_argument, NULL, 'W' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
+    };
+    const char *password = NULL, *send = "good2fa";
+    size_t i;
+    int c;
+
+    *otp_out = NULL;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p': password = optarg; break;
+        case 'P': a->password_file = optarg; break;
+        case 'o': *otp_out = optarg; break;
+        case 'e': a->emu_file = optarg; break;
+        case 'a': a->armor = optarg; break;
+        case 'c': a->out = optarg; break;
+        case 's': send = optarg; break;
+        case 'O': a->optimistic = 1; break;
+        case 'R': a->replay_config = optarg; break;
+        case 'W': a->replay_wait = (unsigned int)strtoul(optarg, NULL, 10);
+            break;
+        case 'h': ykt_usage(stdout); exit(0);
+        default: ykt_usage(stderr); return -1;
+        }
+    }
+    if (optind != argc - 1) {
+        ykt_usage(stderr);
+        return -1;
+    }
+    a->principal = argv[optind];
+    for (i = 0; i < sizeof(ykt_kinds) / sizeof(ykt_kinds[0]); i++) {
+        if (strcmp(send, ykt_kinds[i].name) == 0)
+            a->kind = &ykt_kinds[i];
+    }
+    if (a->kind == NULL) {
+        fprintf(stderr, "yktestclient: unknown --send kind \"%s\"\n", send);
+        return -1;
+    }
+    if ((password != NULL && a->password_file != NULL) ||
+        (*otp_out != NULL && a->emu_file != NULL)) {
+        fprintf(stderr, "yktestclient: --password/--password-file and "
+                "--otp/--emu are each one or the other\n");
+        return -1;
+    }
+    if (a->kind->mode != 0 && *otp_out == NULL && a->emu_file == NULL) {
+        fprintf(stderr, "yktestclient: --send %s needs --otp or --emu\n",
+                a->kind->name);
+        return -1;
+    }
+    if (a->kind->mode == YK_MODE_2FA && password == NULL &&
+        a->password_file == NULL) {
+        fprintf(stderr, "yktestclient: --send %s needs a password\n",
+                a->kind->name);
+        return -1;
+    }
+    if (a->kind->id == K_UNARMORED_OTP && a->armor != NULL)
+        fprintf(stderr, "yktestclient: unarmored-otp: ignoring --armor\n");
+    if (password != NULL) {
+        if (strlen(password) >= sizeof(a->password)) {
+            fprintf(stderr, "yktestclient: --password is too long\n");
+            return -1;
+        }
+        strcpy(a->password, password);
+        a->have_password = 1;
+    }
+    if (a->password_file != NULL &&
+        ykt_read_password(a, a->password_file) != 0)
+        return -1;
+    return 0;
+}
+
+/*
+ * One exchange in a context of its own: from config_path (a krb5.conf)
+ * when not NULL, else from the environment; the ticket goes to --out when
+ * store is set.  Prints the result line; returns the exit code.
+ */
+static int
+ykt_session(const ykt_args *a, const char *config_path, int store)
+{
+    krb5_error_code ret;
+    krb5_context ctx = NULL;
+    profile_t profile = NULL;
+    krb5_principal client = NULL;
+    krb5_ccache in_cc = NULL, out_cc = NULL;
+    const char *step = "initialise krb5";
+    int code = YKT_EXIT_ERROR;
+
+    if (config_path != NULL) {
+        ret = profile_init_path(config_path, &profile);
+        if (ret == 0)
+            ret = krb5_init_context_profile(profile, 0, &ctx);
+        profile_release(profile);
+    } else {
+        ret = krb5_init_context(&ctx);
+    }
+    if (ret) {
+        fprintf(stderr, "yktestclient: cannot initialise krb5%s%s: %s\n",
+                config_path ? " from " : "", config_path ? config_path : "",
+                yk_strerror(ret));
+        ctx = NULL;
+        goto cleanup;
+    }
+    if (ykt_real_module_loaded(ctx)) {
+        fprintf(stderr, "yktestclient: krb5.conf loads the yubikey "
+                "clpreauth module; use a krb5.conf without it\n");
+        goto cleanup;
+    }
+    step = "register the test module";
+    ret = k5_plugin_register(ctx, YKT_INTERFACE_CLPREAUTH, "yktest",
+                             ykt_initvt);
+    if (ret == 0) {
+        step = "parse the principal";
+        ret = krb5_parse_name(ctx, a->principal, &client);
+    }
+    if (ret == 0) {
+        step = "make the input ccache";
+        ret = ykt_make_in_ccache(ctx, client, &in_cc);
+    }
+    if (ret == 0 && store && a->out != NULL) {
+        step = "open --out";
+        ret = krb5_cc_resolve(ctx, a->out, &out_cc);
+    }
+    if (ret) {
+        code = ykt_error(ctx, step, ret);
+        goto cleanup;
+    }
+    krb5_set_kdc_send_hook(ctx, ykt_send_hook, NULL);
+    krb5_set_kdc_recv_hook(ctx, ykt_recv_hook, NULL);
+    code = ykt_exchange(ctx, a, client, in_cc, out_cc);
+
+cleanup:
+    if (ctx != NULL) {
+        if (in_cc != NULL)
+            krb5_cc_destroy(ctx, in_cc);
+        if (out_cc != NULL)
+            krb5_cc_close(ctx, out_cc);
+        krb5_free_principal(ctx, client);
+        krb5_free_context(ctx);
+    }
+    return code;
+}
+
+int
+main(int argc, char **argv)
+{
+    ykt_args args;
+    const char *otp_arg = NULL;
+    int code = YKT_EXIT_ERROR;
+
+    memset(&args, 0, sizeof(args));
+    memset(&ykt, 0, sizeof(ykt));
+    ykt.args = &args;
+    if (ykt_parse_args(argc, argv, &args, &otp_arg) != 0 ||
+        ykt_take_otp(&args, otp_arg) != 0)
+        goto cleanup;
+
+    code = ykt_session(&args, NULL, 1);
+    if (args.kind->replay && code == YKT_EXIT_ISSUED) {
+        /* The same bytes again, in place of the next exchange's AS-REQ
+         * that carries our padata. */
+        ykt.first_reply = ykt.reply;
+        memset(&ykt.reply, 0, sizeof(ykt.reply));
+        ykt.substitute = 1;
+        ykt.substituted = 0;
+        if (args.replay_wait > 0)
+            sleep(args.replay_wait);
+        code = ykt_session(&args, args.replay_config, 0);
+    }
+
+cleanup:
+    ykt_data_clear(&ykt.captured);
+    ykt_data_clear(&ykt.reply);
+    ykt_data_clear(&ykt.first_reply);
+    yk_zap(args.password, sizeof(args.password));
+    yk_zap(args.otp, sizeof(args.otp));
+    return code;
+}
