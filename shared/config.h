@@ -22,6 +22,10 @@ typedef struct {
     char *base;             /* search base */
     char *filter;           /* principal filter, %p = escaped principal */
     int timeout_ms;         /* per operation */
+    char *kldap_realm_dn;   /* kldap realm container (cn=REALM,container):
+                             * when set, principals are searched in it and
+                             * in the subtrees it lists (krbSubTrees,
+                             * krbSearchScope) instead of under base */
 } yk_store_config;
 
 /* Everything the module and ykadmin read from the realm's section. */

@@ -21,6 +21,15 @@ typedef struct {
     size_t nextra;               /* further state values (to remove) */
     char **extra_raw;
     size_t *extra_raw_len;
+    int has_pubid;               /* a yubikeyPublicId value names it */
+    int malformed;               /* a value of this token did not parse,
+                                  * or two secrets, or no yubikeyPublicId:
+                                  * unusable, log malformed_reason */
+    const char *malformed_reason;  /* static text, NULL when well-formed */
+    size_t nsecret_extra;        /* further secret values (update and
+                                  * delete remove them) */
+    char **secret_extra_raw;
+    size_t *secret_extra_raw_len;
 } yk_token;
 
 /* A principal's directory entry and its tokens. */
@@ -31,6 +40,8 @@ typedef struct {
     int has_policy;
     size_t ntokens;
     yk_token *tokens;
+    size_t nmalformed;           /* values tied to no token (unparseable
+                                  * public id or record, bad policy) */
 } yk_entry;
 
 /* The store: read and write connections, opened lazily (after the KDC
@@ -42,6 +53,11 @@ krb5_error_code yk_store_new(const yk_store_config *cfg, yk_store **out);
 
 /* Close connections and free; NULL is accepted. */
 void yk_store_free(yk_store *st);
+
+/* The last LDAP failure of st in words, for the caller's log line (names
+ * the server side and LDAP's message; never a secret).  Valid until the
+ * next call on st. */
+const char *yk_store_last_error(const yk_store *st);
 
 /* Find principal's entry (exactly one match) on the read server and parse
  * its tokens.  YK_ERR_STORE_NOT_FOUND when no entry matches,

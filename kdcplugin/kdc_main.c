@@ -1,0 +1,362 @@
+/* kdc_main.c: the kdcpreauth module "yubikey": adapts krb5's callbacks. */
+
+/*
+ * Thin on purpose: the decisions live in verify.c.  Here the KDC's
+ * callbacks are read into plain inputs (client name, keys, armor, skew,
+ * nonce, the other padata of the request) and the outcome is applied:
+ * flags, indicators, reply key, one log line, one respond call.
+ */
+
+#include <config.h>  /* autoconf's, not shared/config.h: hence <> */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <krb5/kdcpreauth_plugin.h>
+
+#include "errors.h"
+#include "otp.h"
+#include "padata.h"
+#include "verify.h"
+
+#define YK_MIN_CALLBACKS_VERSION 6  /* replace_reply_key: krb5 1.20 */
+
+/* The module data: one state per realm the KDC serves. */
+typedef struct {
+    size_t nrealms;
+    yk_realm **realms;
+} yk_moddata;
+
+static krb5_preauthtype yk_pa_types[] = { YK_PADATA_TYPE, 0 };
+
+krb5_error_code kdcpreauth_yubikey_initvt(krb5_context context, int maj_ver,
+                                          int min_ver,
+                                          krb5_plugin_vtable vtable);
+
+/* Free the module data; NULL is accepted. */
+static void
+moddata_free(yk_moddata *md)
+{
+    size_t i;
+
+    if (md == NULL)
+        return;
+    for (i = 0; i < md->nrealms; i++)
+        yk_realm_free(md->realms[i]);
+    free(md->realms);
+    free(md);
+}
+
+/* init: one realm state per realm, from the KDC's profile (kdc.conf
+ * included).  Nothing connects here: the KDC forks its workers later. */
+static krb5_error_code
+yk_init(krb5_context context, krb5_kdcpreauth_moddata *moddata_out,
+        const char **realmnames)
+{
+    krb5_error_code ret;
+    yk_moddata *md = NULL;
+    profile_t profile = NULL;
+    size_t n = 0, i;
+
+    ret = yk_crypto_init();
+    if (ret)
+        return ret;
+    ret = krb5_get_profile(context, &profile);
+    if (ret)
+        return ret;
+    while (realmnames != NULL && realmnames[n] != NULL)
+        n++;
+    md = calloc(1, sizeof(*md));
+    if (md == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    md->realms = calloc(n + 1, sizeof(*md->realms));
+    if (md->realms == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    for (i = 0; i < n; i++) {
+        ret = yk_realm_new(profile, realmnames[i], &md->realms[i]);
+        if (ret)
+            goto cleanup;
+        md->nrealms++;
+    }
+    *moddata_out = (krb5_kdcpreauth_moddata)md;
+    md = NULL;
+
+cleanup:
+    moddata_free(md);
+    profile_release(profile);
+    return ret;
+}
+
+/* fini: free everything (keyrings and passwords wiped). */
+static void
+yk_fini(krb5_context context, krb5_kdcpreauth_moddata moddata)
+{
+    moddata_free((yk_moddata *)moddata);
+}
+
+/* flags: offered to +requires_hwauth principals; replaces the reply key
+ * (mode 2). */
+static int
+yk_flags(krb5_context context, krb5_preauthtype pa_type)
+{
+    return PA_HARDWARE | PA_REPLACES_KEY;
+}
+
+/* The realm state for the client's realm, or NULL. */
+static yk_realm *
+find_realm(yk_moddata *md, krb5_const_principal client)
+{
+    size_t i, len;
+
+    if (md == NULL || client == NULL)
+        return NULL;
+    for (i = 0; i < md->nrealms; i++) {
+        len = strlen(md->realms[i]->name);
+        if (client->realm.length == len &&
+            memcmp(client->realm.data, md->realms[i]->name, len) == 0)
+            return md->realms[i];
+    }
+    return NULL;
+}
+
+/* Return 1 for padata types that authenticate the client (any type not
+ * known to be mere request decoration counts, so that lockout errs on the
+ * side of counting). */
+static int
+is_authenticating(krb5_preauthtype type)
+{
+    switch (type) {
+    case KRB5_PADATA_NONE:
+    case KRB5_PADATA_AP_REQ:
+    case KRB5_PADATA_PW_SALT:
+    case KRB5_PADATA_AFS3_SALT:
+    case KRB5_PADATA_ETYPE_INFO:
+    case KRB5_PADATA_ETYPE_INFO2:
+    case KRB5_PADATA_PK_AS_REP_OLD:
+    case KRB5_PADATA_PK_AS_REP:
+    case KRB5_PADATA_SVR_REFERRAL_INFO:
+    case KRB5_PADATA_GET_FROM_TYPED_DATA:
+    case KRB5_PADATA_REFERRAL:
+    case KRB5_PADATA_PAC_REQUEST:
+    case KRB5_PADATA_FOR_USER:
+    case KRB5_PADATA_S4U_X509_USER:
+    case KRB5_PADATA_AS_CHECKSUM:
+    case KRB5_PADATA_FX_COOKIE:
+    case KRB5_PADATA_FX_FAST:
+    case KRB5_PADATA_FX_ERROR:
+    case KRB5_PADATA_OTP_CHALLENGE:
+    case KRB5_PADATA_PKINIT_KX:
+    case KRB5_ENCPADATA_REQ_ENC_PA_REP:
+    case KRB5_PADATA_AS_FRESHNESS:
+    case KRB5_PADATA_PAC_OPTIONS:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* Survey the request's padata: how many are ours, the first of ours, and
+ * whether another authenticating padata is present. */
+static void
+survey_padata(krb5_pa_data **padata, int *n_ours_out,
+              const krb5_pa_data **first_out, int *other_auth_out)
+{
+    const krb5_pa_data *first = NULL;
+    int n = 0, other = 0;
+
+    for (; padata != NULL && *padata != NULL; padata++) {
+        if ((*padata)->pa_type == YK_PADATA_TYPE) {
+            if (first == NULL)
+                first = *padata;
+            n++;
+        } else if (is_authenticating((*padata)->pa_type)) {
+            other = 1;
+        }
+    }
+    *n_ours_out = n;
+    *first_out = first;
+    *other_auth_out = other;
+}
+
+/* edata: the hint, only for principals with an active token; respond is
+ * called exactly once. */
+static void
+yk_edata(krb5_context context, krb5_kdc_req *request,
+         krb5_kdcpreauth_callbacks cb, krb5_kdcpreauth_rock rock,
+         krb5_kdcpreauth_moddata moddata, krb5_preauthtype pa_type,
+         krb5_kdcpreauth_edata_respond_fn respond, void *arg)
+{
+    krb5_error_code ret = ENOENT;
+    krb5_principal client = NULL;
+    krb5_pa_data *pa = NULL;
+    krb5_data hint = { 0 };
+    char *name = NULL;
+    yk_realm *r;
+    uint8_t flags = 0;
+    int armored;
+
+    if (cb->vers < YK_MIN_CALLBACKS_VERSION)
+        goto cleanup;
+    client = cb->client_name(context, rock);
+    r = find_realm((yk_moddata *)moddata, client);
+    if (r == NULL)
+        goto cleanup;
+    ret = krb5_unparse_name(context, client, &name);
+    if (ret)
+        goto cleanup;
+    armored = cb->fast_armor(context, rock) != NULL;
+    ret = yk_hint_flags(r, name, armored, &flags);
+    if (ret)
+        goto cleanup;
+    ret = yk_padata_encode_hint(flags, &hint);
+    if (ret)
+        goto cleanup;
+    pa = calloc(1, sizeof(*pa));
+    if (pa == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    pa->magic = KV5M_PA_DATA;
+    pa->pa_type = YK_PADATA_TYPE;
+    pa->length = hint.length;
+    pa->contents = (krb5_octet *)hint.data;
+    hint.data = NULL;
+    hint.length = 0;
+
+cleanup:
+    yk_data_free(&hint);
+    krb5_free_unparsed_name(context, name);
+    (*respond)(arg, ret, ret ? NULL : pa);
+    if (ret)
+        free(pa);
+}
+
+/* After a committed OTP: the reply key (mode 2), the indicators, then the
+ * ticket flags, in an order that leaves nothing behind if a step fails
+ * (the KDC rolls nothing back). */
+static krb5_error_code
+finish_success(krb5_context context, krb5_enc_tkt_part *enc_tkt_reply,
+               krb5_kdcpreauth_callbacks cb, krb5_kdcpreauth_rock rock,
+               const yk_realm *r, int mode, const krb5_keyblock *armor)
+{
+    krb5_error_code ret;
+
+    if (mode == YK_MODE_OTP) {
+        if (armor == NULL)
+            return KRB5KDC_ERR_PREAUTH_FAILED;
+        ret = cb->replace_reply_key(context, rock, armor, FALSE);
+        if (ret)
+            return ret;
+    }
+    ret = cb->add_auth_indicator(context, rock, r->cfg.indicator);
+    if (ret)
+        return ret;
+    if (mode == YK_MODE_2FA) {
+        ret = cb->add_auth_indicator(context, rock, r->cfg.indicator_2fa);
+        if (ret)
+            return ret;
+    }
+    enc_tkt_reply->flags |= TKT_FLG_PRE_AUTH | TKT_FLG_HW_AUTH;
+    return 0;
+}
+
+/* verify: run the pipeline on our padata, apply its outcome, log one line
+ * per attempt and respond exactly once. */
+static void
+yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
+          krb5_enc_tkt_part *enc_tkt_reply, krb5_pa_data *data,
+          krb5_kdcpreauth_callbacks cb, krb5_kdcpreauth_rock rock,
+          krb5_kdcpreauth_moddata moddata,
+          krb5_kdcpreauth_verify_respond_fn respond, void *arg)
+{
+    krb5_error_code ret;
+    krb5_principal client = NULL;
+    krb5_keyblock *keys = NULL, *armor = NULL;
+    const krb5_pa_data *first = NULL;
+    krb5_data contents;
+    yk_verify_in in;
+    yk_verify_out out;
+    char line[YK_LOG_LINE_LEN];
+    char *name = NULL;
+    int n_ours = 0;
+
+    memset(&in, 0, sizeof(in));
+    memset(&out, 0, sizeof(out));
+    if (cb->vers < YK_MIN_CALLBACKS_VERSION) {
+        yk_kdc_log("KDC callbacks version %d < %d: refusing", cb->vers,
+                   YK_MIN_CALLBACKS_VERSION);
+        (*respond)(arg, KRB5KDC_ERR_PREAUTH_FAILED, NULL, NULL, NULL);
+        return;
+    }
+    client = cb->client_name(context, rock);
+    ret = krb5_unparse_name(context, client, &name);
+    if (ret) {
+        (*respond)(arg, ret, NULL, NULL, NULL);
+        return;
+    }
+
+    survey_padata(request->padata, &n_ours, &first, &in.other_auth);
+    armor = cb->fast_armor(context, rock);
+    if (cb->client_keys(context, rock, &keys) != 0)
+        keys = NULL;
+    contents.magic = KV5M_DATA;
+    contents.length = data->length;
+    contents.data = (char *)data->contents;
+    in.principal = name;
+    in.padata = &contents;
+    in.duplicate = n_ours > 1;
+    in.armored = armor != NULL;
+    in.client_keys = keys;
+    in.max_skew = cb->max_time_skew(context, rock);
+    in.nonce = (uint32_t)request->nonce;
+    ret = krb5_timeofday(context, &in.now);
+    if (ret) {
+        yk_verify_late_failure(&in, &out, ret);
+    } else {
+        yk_verify_run(context, find_realm((yk_moddata *)moddata, client),
+                      &in, &out);
+    }
+
+    if (out.code == 0) {
+        ret = finish_success(context, enc_tkt_reply, cb, rock,
+                             find_realm((yk_moddata *)moddata, client),
+                             out.mode, armor);
+        if (ret)
+            yk_verify_late_failure(&in, &out, ret);
+    }
+
+    /* One line per attempt: a doubled padata is logged once. */
+    if (!in.duplicate || data == first) {
+        yk_verify_format_log(name, &out, line, sizeof(line));
+        yk_kdc_log("%s", line);
+    }
+    if (keys != NULL)
+        cb->free_keys(context, rock, keys);
+    krb5_free_unparsed_name(context, name);
+    (*respond)(arg, out.code, NULL, NULL, NULL);
+}
+
+/* The module's only exported symbol: fill the kdcpreauth vtable. */
+krb5_error_code
+kdcpreauth_yubikey_initvt(krb5_context context, int maj_ver, int min_ver,
+                          krb5_plugin_vtable vtable)
+{
+    krb5_kdcpreauth_vtable vt;
+
+    if (maj_ver != 1)
+        return KRB5_PLUGIN_VER_NOTSUPP;
+    vt = (krb5_kdcpreauth_vtable)vtable;
+    vt->name = "yubikey";
+    vt->pa_type_list = yk_pa_types;
+    vt->init = yk_init;
+    vt->fini = yk_fini;
+    vt->flags = yk_flags;
+    vt->edata = yk_edata;
+    vt->verify = yk_verify;
+    return 0;
+}

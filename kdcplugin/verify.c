@@ -1,0 +1,835 @@
+/* verify.c: the KDC module's logic: verify pipeline, hint, realm state. */
+
+/*
+ * DESIGN 4 as plain functions, with no krb5 callback in sight (kdc_main.c
+ * adapts those).  The pipeline of one attempt:
+ *
+ *   1. decode our padata (one per request); mode 2 needs FAST armor;
+ *      yubikey_require_fast refuses mode 1 unarmored;
+ *   2. mode 1: decrypt with the client key of the request's enctype (a
+ *      wrong password ends here and consumes nothing), check the client
+ *      time against the KDC's skew and the nonce against the request's;
+ *   3. find this principal's token by the OTP's public id (the cached
+ *      record, read again when older than the cache TTL); mode 2 needs
+ *      policy otp; pending, disabled and unknown tokens do not count;
+ *   4. unwrap the token secret, decrypt the OTP, CRC, private id;
+ *   5. counter rules: higher than stored is good; equal with the nonce
+ *      stored = a retransmission (DISCARD); equal otherwise = a replay;
+ *      lower = an old OTP replayed or a cloned key (confirmed by a fresh
+ *      read from the write server before it is logged as such);
+ *   6. compare-and-swap the state; a lost race re-reads from the write
+ *      server and runs 3-6 again (bounded); a write that timed out is
+ *      never retried: it is an outage.
+ *
+ * A rejection judged on a record older than YK_RECHECK_AGE_MS is checked
+ * again against a fresh read before it is final, so garbage against a
+ * fresh record costs no LDAP operation and a stale cache never refuses a
+ * good OTP.  Outages (directory down, slow, refusing, read-only, access;
+ * keyring unreadable) trip nothing but the circuit breaker and answer
+ * DISCARD, unless another authenticating padata shares the request: the
+ * KDC keeps the last module error, and a DISCARD there would hide a
+ * failed password guess from lockout.  Secrets (the unwrapped token
+ * secret, decrypted fields, OTP buffers) are wiped on every path.
+ */
+
+#include <config.h>  /* autoconf's, not shared/config.h: hence <> */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <com_err.h>
+
+#include "errors.h"
+#include "padata.h"
+#include "secmem.h"
+#include "verify.h"
+
+#define YK_TEST_DELAY_MAX_MS 60000  /* the test hook sleeps at most this */
+
+/* Log one line to the KDC's log (krb5kdc routes com_err there, dropping
+ * the whoami argument: hence the prefix in the text). */
+void
+yk_kdc_log(const char *fmt, ...)
+{
+    char buf[YK_LOG_LINE_LEN];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    com_err("yubikey", 0, "yubikey: %s", buf);
+}
+
+/* ---- realm state ------------------------------------------------------ */
+
+/* Try to load r's keyring now; on failure remember why and when to try
+ * again.  Logs the outcome of every attempt that changes the state. */
+static void
+keyring_load(yk_realm *r, int64_t now_ms)
+{
+    krb5_error_code ret;
+    yk_keyring *kr = NULL;
+
+    r->keyring_retry_ms = now_ms + YK_KEYRING_RETRY_MS;
+    if (r->cfg.master_key_file == NULL) {
+        ret = YK_ERR_CONFIG;
+    } else {
+        ret = yk_keyring_load(r->cfg.master_key_file, &kr);
+    }
+    if (ret == 0) {
+        r->keyring = kr;
+        if (r->keyring_err != 0) {
+            yk_kdc_log("realm %s: master keyring %s loaded (%lu keys)",
+                       r->name, r->cfg.master_key_file,
+                       (unsigned long)yk_keyring_count(kr));
+        }
+        r->keyring_err = 0;
+        return;
+    }
+    if (ret != r->keyring_err) {
+        yk_kdc_log("realm %s: cannot load the master keyring %s: %s; "
+                   "OTP logins are answered as during a directory outage "
+                   "until it loads (retried every %d s)", r->name,
+                   r->cfg.master_key_file != NULL ?
+                   r->cfg.master_key_file :
+                   "(yubikey_master_key_file is not set)",
+                   yk_strerror(ret), YK_KEYRING_RETRY_MS / 1000);
+    }
+    r->keyring_err = ret;
+}
+
+/* Return 1 when r has a keyring, loading it again at most every
+ * YK_KEYRING_RETRY_MS while it is unreadable. */
+static int
+keyring_ready(yk_realm *r, int64_t now_ms)
+{
+    if (r->keyring == NULL && now_ms >= r->keyring_retry_ms)
+        keyring_load(r, now_ms);
+    return r->keyring != NULL;
+}
+
+/* Make realm's state; see verify.h. */
+krb5_error_code
+yk_realm_new(profile_t profile, const char *realm, yk_realm **realm_out)
+{
+    krb5_error_code ret;
+    yk_realm *r = NULL;
+
+    r = calloc(1, sizeof(*r));
+    if (r == NULL)
+        return ENOMEM;
+    r->name = strdup(realm);
+    if (r->name == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    ret = yk_config_load(profile, realm, &r->cfg);
+    if (ret) {
+        yk_kdc_log("realm %s: bad yubikey configuration: %s", realm,
+                   yk_strerror(ret));
+        goto cleanup;
+    }
+    ret = yk_cache_new(0, &r->cache);
+    if (ret)
+        goto cleanup;
+
+    if (r->cfg.store.uri == NULL || r->cfg.store.base == NULL) {
+        /* Not configured: the module stays out of this realm's way. */
+        if (r->cfg.store.uri != NULL || r->cfg.store.base != NULL) {
+            yk_kdc_log("realm %s: yubikey_ldap_uri and yubikey_ldap_base "
+                       "must both be set; YubiKey logins are off in this "
+                       "realm", realm);
+        }
+        *realm_out = r;
+        return 0;
+    }
+
+    /* The store only remembers its settings: connections open lazily,
+     * in each worker after the KDC forks. */
+    ret = yk_store_new(&r->cfg.store, &r->store);
+    if (ret) {
+        yk_kdc_log("realm %s: cannot set up the token directory: %s",
+                   realm, yk_strerror(ret));
+        goto cleanup;
+    }
+    r->active = 1;
+    keyring_load(r, yk_cache_now_ms());
+    *realm_out = r;
+    r = NULL;
+
+cleanup:
+    yk_realm_free(r);
+    return ret;
+}
+
+/* Free everything r owns. */
+void
+yk_realm_free(yk_realm *r)
+{
+    if (r == NULL)
+        return;
+    yk_keyring_free(r->keyring);
+    yk_store_free(r->store);
+    yk_cache_free(r->cache);
+    yk_config_clear(&r->cfg);
+    free(r->name);
+    free(r);
+}
+
+/* ---- directory access, breaker ------------------------------------- */
+
+/* Return 1 while r's circuit breaker is open. */
+static int
+breaker_open(const yk_realm *r, int64_t now_ms)
+{
+    return now_ms < r->breaker_until_ms;
+}
+
+/* Open r's circuit breaker for yubikey_breaker_time seconds. */
+static void
+breaker_trip(yk_realm *r, krb5_error_code why)
+{
+    int seconds = r->cfg.breaker_seconds;
+
+    if (seconds <= 0)
+        return;
+    r->breaker_until_ms = yk_cache_now_ms() + (int64_t)seconds * 1000;
+    yk_kdc_log("realm %s: token directory failed (%s): circuit breaker "
+               "open for %d s, OTP logins are discarded meanwhile",
+               r->name, yk_strerror(why), seconds);
+}
+
+/* React to a store failure: outages trip the breaker, refusals that only
+ * an administrator can fix are logged loudly. */
+static void
+store_failed(yk_realm *r, krb5_error_code ret, const char *op)
+{
+    if (ret == YK_ERR_STORE_TIMEOUT || ret == YK_ERR_STORE_UNAVAILABLE) {
+        breaker_trip(r, ret);
+    } else if (ret == YK_ERR_STORE_ACCESS) {
+        yk_kdc_log("CONFIGURATION ERROR: realm %s: the token directory "
+                   "refused the %s: %s; the KDC's DN needs the access the "
+                   "shipped ACLs give it", r->name, op, yk_strerror(ret));
+    } else if (ret == YK_ERR_STORE_READONLY) {
+        yk_kdc_log("CONFIGURATION ERROR: realm %s: the token directory "
+                   "refused the %s: %s; yubikey_ldap_write_uri must name "
+                   "the writable master", r->name, op, yk_strerror(ret));
+    }
+}
+
+/* Read principal's entry (fresh: from the write server).  Cacheable
+ * outcomes (found, no entry, ambiguous) return 0 with *entry_out (NULL
+ * when none) and *code_out; a failure of the directory returns its code
+ * after store_failed. */
+static krb5_error_code
+read_entry(yk_realm *r, const char *principal, int fresh,
+           yk_entry **entry_out, krb5_error_code *code_out)
+{
+    krb5_error_code ret;
+    yk_entry *entry = NULL;
+
+    ret = yk_store_lookup(r->store, principal, fresh, &entry);
+    if (ret == 0 || ret == YK_ERR_STORE_NOT_FOUND ||
+        ret == YK_ERR_STORE_AMBIGUOUS) {
+        if (ret == YK_ERR_STORE_AMBIGUOUS) {
+            yk_kdc_log("CONFIGURATION ERROR: realm %s: more than one "
+                       "directory entry matches %s", r->name, principal);
+        }
+        *entry_out = entry;
+        *code_out = ret;
+        return 0;
+    }
+    store_failed(r, ret, "read");
+    return ret;
+}
+
+/* ---- the hint ---------------------------------------------------------- */
+
+/* Return 1 when entry holds at least one active token. */
+static int
+has_active_token(const yk_entry *entry)
+{
+    size_t i;
+
+    for (i = 0; i < entry->ntokens; i++) {
+        if (entry->tokens[i].secret != NULL &&
+            !entry->tokens[i].malformed &&
+            entry->tokens[i].secret->state == YK_TOKEN_ACTIVE)
+            return 1;
+    }
+    return 0;
+}
+
+/* Decide the hint from the cache; see verify.h. */
+krb5_error_code
+yk_hint_flags(yk_realm *r, const char *principal, int armored,
+              uint8_t *flags_out)
+{
+    krb5_error_code ret, code = 0;
+    const yk_entry *cached = NULL;
+    yk_entry *entry = NULL;
+    int64_t now, fetched = 0;
+    int have;
+    uint8_t flags;
+
+    if (r == NULL || !r->active)
+        return ENOENT;
+    if (r->cfg.require_fast && !armored)
+        return ENOENT;
+
+    now = yk_cache_now_ms();
+    have = yk_cache_get(r->cache, principal, &cached, &code, &fetched) == 0;
+    if ((!have || now - fetched >= (int64_t)r->cfg.cache_ttl * 1000) &&
+        !breaker_open(r, now)) {
+        /* Expired or absent: one lookup.  On failure a stale record, if
+         * any, still serves (a hint may be stale). */
+        ret = read_entry(r, principal, 0, &entry, &code);
+        if (ret == 0) {
+            ret = yk_cache_put(r->cache, principal, entry, code, now);
+            entry = NULL;
+            if (ret)
+                return ENOENT;
+            have = yk_cache_get(r->cache, principal, &cached, &code,
+                                &fetched) == 0;
+        }
+    }
+    if (!have || cached == NULL || !has_active_token(cached))
+        return ENOENT;
+
+    flags = YK_HINT_PASSWORD_BOUND;
+    if (armored && cached->has_policy && cached->policy == YK_POLICY_OTP)
+        flags |= YK_HINT_OTP_ALONE_OK;
+    *flags_out = flags;
+    return 0;
+}
+
+/* ---- verify ---------------------------------------------------------- */
+
+/* Record a verdict with an optional printf detail. */
+static void
+set_verdict(yk_verify_out *out, yk_verdict v, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+set_verdict(yk_verify_out *out, yk_verdict v, const char *fmt, ...)
+{
+    va_list ap;
+
+    out->verdict = v;
+    out->detail[0] = '\0';
+    if (fmt != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(out->detail, sizeof(out->detail), fmt, ap);
+        va_end(ap);
+    }
+}
+
+#ifdef YK_TEST_HOOKS
+/* Test hook: sleep YK_TEST_CAS_DELAY_MS milliseconds between the read and
+ * the swap, so that tests can make two verifiers race. */
+static void
+test_cas_delay(void)
+{
+    const char *s = getenv("YK_TEST_CAS_DELAY_MS");
+    struct timespec ts;
+    char *end = NULL;
+    long ms;
+
+    if (s == NULL || *s == '\0')
+        return;
+    ms = strtol(s, &end, 10);
+    if (*end != '\0' || ms <= 0 || ms > YK_TEST_DELAY_MAX_MS)
+        return;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+#endif
+
+/* Mode 1, step 2: open the sealed request with the client key of its
+ * enctype into *b.  Returns 1 on success; otherwise sets the verdict. */
+static int
+open_bound(krb5_context ctx, const yk_verify_in *in, const yk_request *req,
+           yk_bound *b, yk_verify_out *out)
+{
+    const krb5_keyblock *k;
+    krb5_error_code ret = 0;
+    int tried = 0;
+
+    for (k = in->client_keys; k != NULL && k->enctype != 0; k++) {
+        if (k->enctype != req->enctype)
+            continue;
+        tried = 1;
+        ret = yk_padata_open(ctx, k, req, b);
+        if (ret == 0)
+            return 1;
+        if (ret != KRB5KRB_AP_ERR_BAD_INTEGRITY)
+            break;
+    }
+    if (!tried) {
+        set_verdict(out, YK_V_MALFORMED, "no client key of enctype %d",
+                    (int)req->enctype);
+    } else if (ret == KRB5KRB_AP_ERR_BAD_INTEGRITY) {
+        set_verdict(out, YK_V_WRONG_PASSWORD, NULL);
+    } else if (ret == ENOMEM) {
+        set_verdict(out, YK_V_BACKEND, "out of memory");
+    } else {
+        set_verdict(out, YK_V_MALFORMED, "sealed part: %s",
+                    yk_strerror(ret));
+    }
+    return 0;
+}
+
+/* Step 3-5 on one record: judge the OTP against entry (code: the lookup's
+ * negative code).  On YK_V_ACCEPTED, *tok_out is the token and *next_out
+ * its new state.  The unwrapped secret and the fields are wiped here. */
+static void
+judge(yk_realm *r, const yk_verify_in *in, int mode, const yk_otp *otp,
+      const yk_entry *entry, krb5_error_code code, yk_token **tok_out,
+      yk_state_rec *next_out, yk_verify_out *out)
+{
+    krb5_error_code ret;
+    yk_token_secret secret;
+    yk_token_fields fields;
+    yk_token *tok;
+    uint32_t counter, stored;
+
+    memset(&secret, 0, sizeof(secret));
+    memset(&fields, 0, sizeof(fields));
+    out->has_counter = 0;
+    out->counter = 0;
+
+    if (code == YK_ERR_STORE_AMBIGUOUS) {
+        set_verdict(out, YK_V_BACKEND, "more than one directory entry");
+        goto cleanup;
+    }
+    if (entry == NULL) {
+        set_verdict(out, YK_V_UNKNOWN_TOKEN, "no directory entry");
+        goto cleanup;
+    }
+    if (mode == YK_MODE_OTP &&
+        !(entry->has_policy && entry->policy == YK_POLICY_OTP)) {
+        set_verdict(out, YK_V_POLICY, "OTP alone needs policy otp");
+        goto cleanup;
+    }
+    tok = yk_entry_find_token(entry, otp->pubid_modhex);
+    if (tok == NULL || (tok->secret == NULL && !tok->malformed)) {
+        set_verdict(out, YK_V_UNKNOWN_TOKEN, NULL);
+        goto cleanup;
+    }
+    if (tok->malformed || tok->secret == NULL) {
+        set_verdict(out, YK_V_BAD_RECORD, "%s",
+                    tok->malformed_reason != NULL ? tok->malformed_reason :
+                    "no secret value");
+        goto cleanup;
+    }
+    if (tok->secret->state == YK_TOKEN_PENDING) {
+        set_verdict(out, YK_V_PENDING_TOKEN, NULL);
+        goto cleanup;
+    }
+    if (tok->secret->state == YK_TOKEN_DISABLED) {
+        set_verdict(out, YK_V_DISABLED_TOKEN, NULL);
+        goto cleanup;
+    }
+    if (tok->secret->state != YK_TOKEN_ACTIVE) {
+        set_verdict(out, YK_V_UNKNOWN_TOKEN, "state %d",
+                    tok->secret->state);
+        goto cleanup;
+    }
+    if (!tok->has_state) {
+        set_verdict(out, YK_V_BAD_RECORD, "no state record");
+        goto cleanup;
+    }
+
+    /* Step 4: the secret is bound to this principal and public id. */
+    ret = yk_keywrap_unwrap(r->keyring, tok->secret->wrapped, in->principal,
+                            otp->pubid_modhex, &secret);
+    if (ret == YK_ERR_WRAP_FORMAT || ret == YK_ERR_WRAP_BINDING) {
+        set_verdict(out, YK_V_BAD_RECORD, "%s", yk_strerror(ret));
+        yk_kdc_log("realm %s: token %s of %s: unusable secret record: "
+                   "%s", r->name, otp->pubid_modhex, in->principal,
+                   yk_strerror(ret));
+        goto cleanup;
+    }
+    if (ret) {
+        /* A key version we lack or a GCM failure: the keyring in use is
+         * not the one the record was made with (or it was tampered). */
+        set_verdict(out, YK_V_BACKEND, "keyring: %s", yk_strerror(ret));
+        yk_kdc_log("realm %s: token %s of %s: the secret does not "
+                   "unwrap with %s (%s): wrong or outdated master keyring, "
+                   "or a tampered record", r->name, otp->pubid_modhex,
+                   in->principal, r->cfg.master_key_file,
+                   yk_strerror(ret));
+        goto cleanup;
+    }
+    ret = yk_otp_decrypt(otp, secret.aes_key, &fields);
+    if (ret == YK_ERR_OTP_CRC) {
+        set_verdict(out, YK_V_BAD_OTP, NULL);
+        goto cleanup;
+    }
+    if (ret) {
+        set_verdict(out, YK_V_BACKEND, "decrypt: %s", yk_strerror(ret));
+        goto cleanup;
+    }
+    if (yk_otp_check_privid(&fields, secret.private_id) != 0) {
+        set_verdict(out, YK_V_BAD_OTP, "private id mismatch");
+        goto cleanup;
+    }
+
+    /* Step 5: the counter rules. */
+    counter = yk_otp_counter(&fields);
+    out->has_counter = 1;
+    out->counter = counter;
+    stored = tok->state.counter;
+    if (counter < stored) {
+        set_verdict(out, YK_V_OLDER, "stored counter %lu",
+                    (unsigned long)stored);
+        goto cleanup;
+    }
+    if (counter == stored) {
+        if (tok->state.has_nonce && tok->state.nonce == in->nonce)
+            set_verdict(out, YK_V_RETRANSMISSION, NULL);
+        else
+            set_verdict(out, YK_V_REPLAY, NULL);
+        goto cleanup;
+    }
+
+    *next_out = tok->state;
+    next_out->counter = counter;
+    next_out->gen = tok->state.gen + 1;
+    next_out->has_nonce = 1;
+    next_out->nonce = in->nonce;
+    next_out->last_use = (int64_t)(uint32_t)in->now;
+    *tok_out = tok;
+    set_verdict(out, YK_V_ACCEPTED, NULL);
+
+cleanup:
+    yk_zap(&secret, sizeof(secret));
+    yk_zap(&fields, sizeof(fields));
+}
+
+/* After a successful swap, make the cached record say what the directory
+ * now holds: the new state value (the store writes the canonical format)
+ * and no extra state values.  If that cannot be done, the record is
+ * marked stale so that the next attempt reads again. */
+static void
+note_commit(yk_token *tok, const yk_state_rec *next, int64_t *fetched)
+{
+    char *raw = NULL;
+    size_t i;
+
+    if (yk_state_rec_format(next, &raw) != 0) {
+        *fetched = 0;
+        return;
+    }
+    free(tok->state_raw);
+    tok->state_raw = raw;
+    tok->state_raw_len = strlen(raw);
+    tok->state = *next;
+    for (i = 0; i < tok->nextra; i++)
+        free(tok->extra_raw[i]);
+    free(tok->extra_raw);
+    free(tok->extra_raw_len);
+    tok->extra_raw = NULL;
+    tok->extra_raw_len = NULL;
+    tok->nextra = 0;
+}
+
+/* Steps 3-6 with the cache, the re-reads and the swap loop. */
+static void
+check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
+                 const yk_otp *otp, yk_verify_out *out)
+{
+    krb5_error_code ret, code = 0, ncode = 0;
+    yk_entry *entry = NULL, *newer = NULL;
+    yk_token *tok = NULL;
+    yk_state_rec next;
+    int64_t now, fetched = 0;
+    int have = 0, fresh = 0, swaps = 0;
+
+    memset(&next, 0, sizeof(next));
+    now = yk_cache_now_ms();
+    if (breaker_open(r, now)) {
+        set_verdict(out, YK_V_BACKEND, "circuit breaker open");
+        return;
+    }
+    if (!keyring_ready(r, now)) {
+        set_verdict(out, YK_V_BACKEND, "master keyring unreadable: %s",
+                    yk_strerror(r->keyring_err));
+        return;
+    }
+
+    /* The cached record is the guess the swap starts from. */
+    have = yk_cache_take(r->cache, in->principal, &entry, &code,
+                         &fetched) == 0;
+    if (!have || now - fetched >= (int64_t)r->cfg.cache_ttl * 1000) {
+        ret = read_entry(r, in->principal, 0, &newer, &ncode);
+        if (ret) {
+            set_verdict(out, YK_V_BACKEND, "read: %s", yk_strerror(ret));
+            goto cleanup;
+        }
+        yk_entry_free(entry);
+        entry = newer;
+        newer = NULL;
+        code = ncode;
+        fetched = now;
+        have = 1;
+    }
+
+    for (;;) {
+        tok = NULL;
+        judge(r, in, mode, otp, entry, code, &tok, &next, out);
+        if (out->verdict == YK_V_ACCEPTED) {
+            if (swaps >= YK_CAS_MAX_ROUNDS) {
+                set_verdict(out, YK_V_BACKEND, "lost the swap %d times",
+                            swaps);
+                break;
+            }
+            swaps++;
+#ifdef YK_TEST_HOOKS
+            test_cas_delay();
+#endif
+            /* Step 6: acknowledged before anything is issued. */
+            ret = yk_store_cas_state(r->store, entry, tok, &next);
+            if (ret == 0) {
+                note_commit(tok, &next, &fetched);
+                break;
+            }
+            if (ret != YK_ERR_STORE_CONFLICT) {
+                /* Never retried: a timed-out write may have landed. */
+                store_failed(r, ret, "compare-and-swap");
+                set_verdict(out, YK_V_BACKEND, "swap: %s",
+                            yk_strerror(ret));
+                break;
+            }
+        } else if (out->verdict == YK_V_BACKEND) {
+            break;
+        } else if (fresh || (out->verdict != YK_V_OLDER &&
+                             yk_cache_now_ms() - fetched <
+                             YK_RECHECK_AGE_MS)) {
+            /* A rejection on a fresh enough record is final; "older
+             * than the last use" only after a read from the master. */
+            break;
+        }
+
+        /* A lost swap, or a rejection to confirm: read the master. */
+        now = yk_cache_now_ms();
+        ret = read_entry(r, in->principal, 1, &newer, &ncode);
+        if (ret) {
+            set_verdict(out, YK_V_BACKEND, "re-read: %s", yk_strerror(ret));
+            break;
+        }
+        yk_entry_free(entry);
+        entry = newer;
+        newer = NULL;
+        code = ncode;
+        fetched = now;
+        fresh = 1;
+    }
+
+cleanup:
+    if (have) {
+        /* Even after an outage the record serves stale hints; a swap that
+         * timed out only makes the next swap lose and re-read. */
+        (void)yk_cache_put(r->cache, in->principal, entry, code, fetched);
+    } else {
+        yk_entry_free(entry);
+    }
+}
+
+/* Choose the answer for out's verdict.  Every verdict on the OTP or the
+ * password is PREAUTH_FAILED (counted by lockout); outages and
+ * retransmissions are DISCARDed (counted nowhere), unless another
+ * authenticating padata shares the request: the KDC keeps the last module
+ * error, so a DISCARD would hide that padata's failure from lockout. */
+static void
+set_code(const yk_verify_in *in, yk_verify_out *out)
+{
+    switch (out->verdict) {
+    case YK_V_ACCEPTED:
+        out->code = 0;
+        break;
+    case YK_V_BACKEND:
+    case YK_V_RETRANSMISSION:
+        out->code = in->other_auth ? KRB5KDC_ERR_PREAUTH_FAILED :
+            KRB5KDC_ERR_DISCARD;
+        break;
+    default:
+        out->code = KRB5KDC_ERR_PREAUTH_FAILED;
+        break;
+    }
+}
+
+/* Turn an attempt into an internal failure (a committed OTP stays
+ * consumed); see verify.h. */
+void
+yk_verify_late_failure(const yk_verify_in *in, yk_verify_out *out,
+                       krb5_error_code why)
+{
+    set_verdict(out, YK_V_BACKEND, "internal: %s", yk_strerror(why));
+    set_code(in, out);
+}
+
+/* Run the pipeline; see verify.h. */
+void
+yk_verify_run(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
+              yk_verify_out *out)
+{
+    krb5_error_code ret;
+    yk_request req;
+    yk_bound bound;
+    yk_otp otp;
+    const char *otp_str = NULL;
+    size_t otp_len = 0;
+    int64_t skew;
+
+    memset(&req, 0, sizeof(req));
+    memset(&bound, 0, sizeof(bound));
+    memset(&otp, 0, sizeof(otp));
+    memset(out, 0, sizeof(*out));
+    set_verdict(out, YK_V_MALFORMED, NULL);
+
+    /* Step 1. */
+    if (in->duplicate) {
+        set_verdict(out, YK_V_DUPLICATE, NULL);
+        goto cleanup;
+    }
+    ret = yk_padata_decode_request(in->padata, &req);
+    if (ret) {
+        set_verdict(out, YK_V_MALFORMED, "%s", yk_strerror(ret));
+        goto cleanup;
+    }
+    out->mode = req.mode;
+    if (r == NULL || !r->active) {
+        set_verdict(out, YK_V_NOT_CONFIGURED, NULL);
+        goto cleanup;
+    }
+    if (req.mode == YK_MODE_OTP) {
+        if (!in->armored) {
+            set_verdict(out, YK_V_NOT_ARMORED, "OTP alone");
+            goto cleanup;
+        }
+        otp_str = req.otp;
+        otp_len = req.otp_len;
+    } else {
+        if (r->cfg.require_fast && !in->armored) {
+            set_verdict(out, YK_V_NOT_ARMORED, "yubikey_require_fast");
+            goto cleanup;
+        }
+        /* Step 2: the password, the time, the nonce. */
+        if (!open_bound(ctx, in, &req, &bound, out))
+            goto cleanup;
+        skew = (int64_t)bound.sec - (int64_t)(uint32_t)in->now;
+        if (skew < 0)
+            skew = -skew;
+        if (skew > (int64_t)in->max_skew) {
+            set_verdict(out, YK_V_STALE_TIME, "%lld s off",
+                        (long long)skew);
+            goto cleanup;
+        }
+        if (bound.nonce != in->nonce) {
+            set_verdict(out, YK_V_NONCE_MISMATCH, NULL);
+            goto cleanup;
+        }
+        otp_str = bound.otp;
+        otp_len = bound.otp_len;
+    }
+
+    ret = yk_otp_parse(otp_str, otp_len, &otp);
+    if (ret) {
+        set_verdict(out, YK_V_MALFORMED, "OTP: %s", yk_strerror(ret));
+        goto cleanup;
+    }
+    snprintf(out->pubid, sizeof(out->pubid), "%s", otp.pubid_modhex);
+    check_and_commit(r, in, req.mode, &otp, out);
+
+cleanup:
+    set_code(in, out);
+    yk_request_clear(&req, 0);
+    yk_zap(&bound, sizeof(bound));
+    yk_zap(&otp, sizeof(otp));
+}
+
+/* ---- logging ----------------------------------------------------------- */
+
+/* The reason words of each verdict. */
+const char *
+yk_verdict_reason(yk_verdict v)
+{
+    switch (v) {
+    case YK_V_ACCEPTED:
+        return "accepted";
+    case YK_V_REPLAY:
+        return "replay";
+    case YK_V_RETRANSMISSION:
+        return "retransmission";
+    case YK_V_OLDER:
+        return "older than the token's last use: an old OTP replayed, "
+            "or a cloned key";
+    case YK_V_BAD_OTP:
+        return "bad CRC or key";
+    case YK_V_UNKNOWN_TOKEN:
+        return "unknown token";
+    case YK_V_PENDING_TOKEN:
+        return "pending token";
+    case YK_V_DISABLED_TOKEN:
+        return "disabled token";
+    case YK_V_BAD_RECORD:
+        return "malformed token record";
+    case YK_V_WRONG_PASSWORD:
+        return "wrong password";
+    case YK_V_STALE_TIME:
+        return "stale time";
+    case YK_V_NONCE_MISMATCH:
+        return "nonce mismatch";
+    case YK_V_NOT_ARMORED:
+        return "not armored";
+    case YK_V_POLICY:
+        return "policy";
+    case YK_V_MALFORMED:
+        return "malformed";
+    case YK_V_DUPLICATE:
+        return "duplicate padata";
+    case YK_V_NOT_CONFIGURED:
+        return "no token directory configured";
+    case YK_V_BACKEND:
+        return "backend";
+    }
+    return "unknown";
+}
+
+/* Format the attempt's log line; see verify.h. */
+void
+yk_verify_format_log(const char *principal, const yk_verify_out *out,
+                     char *buf, size_t len)
+{
+    char counter[16] = "-";
+    const char *verdict, *mode;
+
+    if (out->has_counter)
+        snprintf(counter, sizeof(counter), "%lu",
+                 (unsigned long)out->counter);
+    if (out->code == 0)
+        verdict = "accepted";
+    else if (out->code == KRB5KDC_ERR_DISCARD)
+        verdict = "discarded";
+    else
+        verdict = "refused";
+    if (out->mode == YK_MODE_2FA)
+        mode = "2fa";
+    else if (out->mode == YK_MODE_OTP)
+        mode = "otp";
+    else
+        mode = "-";
+    snprintf(buf, len, "principal=%s pubid=%s counter=%s mode=%s "
+             "verdict=%s reason=%s%s%s",
+             principal != NULL ? principal : "-",
+             out->pubid[0] != '\0' ? out->pubid : "-", counter, mode,
+             verdict, yk_verdict_reason(out->verdict),
+             out->detail[0] != '\0' ? ": " : "", out->detail);
+}

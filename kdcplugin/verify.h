@@ -1,0 +1,130 @@
+/* verify.h: the KDC module's logic as plain functions (DESIGN 4). */
+#ifndef YK_VERIFY_H
+#define YK_VERIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <krb5.h>
+#include <profile.h>
+
+#include "cache.h"
+#include "config.h"
+#include "keywrap.h"
+#include "otp.h"
+#include "store.h"
+
+#define YK_RECHECK_AGE_MS 2000     /* a rejection on an older record is
+                                    * re-read before it is final */
+#define YK_KEYRING_RETRY_MS 5000   /* an unreadable keyring: retry period */
+#define YK_CAS_MAX_ROUNDS 4        /* swaps lost to others, at most */
+#define YK_DETAIL_LEN 160          /* a verdict's free-text detail */
+#define YK_LOG_LINE_LEN 512        /* one KDC log line */
+
+/* One realm's state: its configuration, store, cache, keyring and circuit
+ * breaker.  Owned by the module data (kdc_main.c). */
+typedef struct {
+    char *name;                  /* the realm */
+    int active;                  /* a token directory is configured */
+    yk_config cfg;
+    yk_store *store;             /* connects lazily, after the fork */
+    yk_cache *cache;
+    yk_keyring *keyring;         /* NULL while unreadable */
+    krb5_error_code keyring_err; /* why it is NULL */
+    int64_t keyring_retry_ms;    /* next load attempt (monotonic) */
+    int64_t breaker_until_ms;    /* circuit breaker open until */
+} yk_realm;
+
+/* The verdict of one attempt: the reason in its log line. */
+typedef enum {
+    YK_V_ACCEPTED = 0,
+    YK_V_REPLAY,                 /* counter equal to the stored one */
+    YK_V_RETRANSMISSION,         /* equal, and the same request nonce */
+    YK_V_OLDER,                  /* counter below the stored one */
+    YK_V_BAD_OTP,                /* bad CRC or key, private id mismatch */
+    YK_V_UNKNOWN_TOKEN,          /* no such token for this principal */
+    YK_V_PENDING_TOKEN,
+    YK_V_DISABLED_TOKEN,
+    YK_V_BAD_RECORD,             /* the token's record is unusable */
+    YK_V_WRONG_PASSWORD,         /* mode 1 did not decrypt */
+    YK_V_STALE_TIME,             /* mode 1 client time outside the skew */
+    YK_V_NONCE_MISMATCH,         /* mode 1 nonce is not the request's */
+    YK_V_NOT_ARMORED,            /* mode 2, or require_fast, without FAST */
+    YK_V_POLICY,                 /* mode 2 for a 2fa principal */
+    YK_V_MALFORMED,              /* padata or OTP malformed */
+    YK_V_DUPLICATE,              /* two padata of ours in one request */
+    YK_V_NOT_CONFIGURED,         /* no token directory for this realm */
+    YK_V_BACKEND                 /* directory or keyring outage */
+} yk_verdict;
+
+/* What verify needs to know about one request. */
+typedef struct {
+    const char *principal;       /* the client, unparsed (log, lookup) */
+    const krb5_data *padata;     /* our padata's contents */
+    int duplicate;               /* another padata of ours is present */
+    int other_auth;              /* another authenticating padata too */
+    int armored;                 /* the request came inside FAST */
+    const krb5_keyblock *client_keys; /* ends with enctype 0; may be NULL */
+    krb5_deltat max_skew;        /* the KDC's clock skew (s) */
+    krb5_timestamp now;          /* the KDC's time (s) */
+    uint32_t nonce;              /* the (inner) request's nonce */
+} yk_verify_in;
+
+/* The outcome: what to answer and what to log. */
+typedef struct {
+    krb5_error_code code;        /* 0, KRB5KDC_ERR_PREAUTH_FAILED or
+                                  * KRB5KDC_ERR_DISCARD */
+    int mode;                    /* YK_MODE_*, 0 when not decoded */
+    yk_verdict verdict;
+    char pubid[YK_PUBID_MODHEX_MAX + 1]; /* "" until the OTP is parsed */
+    int has_counter;             /* set once the OTP decrypted */
+    uint32_t counter;
+    char detail[YK_DETAIL_LEN];  /* extra words for the log, may be "" */
+} yk_verify_out;
+
+/* Make realm's state from profile: configuration, cache, a store that
+ * has not connected, the keyring (a load failure is logged and retried
+ * later, not an error).  A realm without yubikey_ldap_uri is inactive.
+ * Errors: memory, or a malformed configuration. */
+krb5_error_code yk_realm_new(profile_t profile, const char *realm,
+                             yk_realm **realm_out);
+
+/* Free a realm's state (wipes the keyring and the bind password); NULL
+ * is accepted. */
+void yk_realm_free(yk_realm *r);
+
+/* Decide the hint for principal: 0 with *flags_out set when it has an
+ * active token (PASSWORD_BOUND, plus OTP_ALONE_OK when armored and its
+ * policy is otp), ENOENT for no hint (also for unarmored requests under
+ * yubikey_require_fast).  Answered from the cache, with at most one
+ * directory lookup per principal per cache TTL and none while the
+ * circuit breaker is open (a stale record then serves). */
+krb5_error_code yk_hint_flags(yk_realm *r, const char *principal,
+                              int armored, uint8_t *flags_out);
+
+/* Run DESIGN 4 steps 1-6 on one padata of ours; fills *out on every path.
+ * out->code 0 means the OTP's counter is committed and the caller must
+ * now set the ticket flags, indicators and (mode 2) reply key. */
+void yk_verify_run(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
+                   yk_verify_out *out);
+
+/* An internal failure around the pipeline (why: the error), e.g. a KDC
+ * callback failing after the swap: make out an internal failure,
+ * answered like an outage.  A committed OTP stays consumed. */
+void yk_verify_late_failure(const yk_verify_in *in, yk_verify_out *out,
+                            krb5_error_code why);
+
+/* Log one line to the KDC's log, prefixed "yubikey: " (printf format;
+ * never pass a secret). */
+void yk_kdc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The reason of a verdict, in words (static). */
+const char *yk_verdict_reason(yk_verdict v);
+
+/* Format the KDC log line of an attempt into buf (len bytes):
+ * "principal=P pubid=ID counter=N mode=M verdict=V reason=R[: detail]",
+ * with "-" for an unknown public id, counter or mode; V is accepted,
+ * refused or discarded (from out->code).  Holds no secret. */
+void yk_verify_format_log(const char *principal, const yk_verify_out *out,
+                          char *buf, size_t len);
+
+#endif /* YK_VERIFY_H */

@@ -1,0 +1,572 @@
+/* config.c: kdc.conf relations, shared by the KDC module and ykadmin. */
+
+/*
+ * Everything is read from the realm's subsection of [realms] (DESIGN 7).
+ * When yubikey_ldap_uri is unset and the realm's database_module names a
+ * [dbmodules] section whose db_library is kldap, the LDAP settings default
+ * to kldap's own: ldap_servers (default ldapi://), ldap_kdc_dn,
+ * ldap_kdc_sasl_mech, ldap_service_password_file (falling back to
+ * [dbdefaults] as kldap does), and principals are searched in the realm
+ * container cn=REALM,<ldap_kerberos_container_dn> and its krbSubTrees.
+ * A yubikey_ldap_* relation that is set always wins.
+ *
+ * Password file: either the password on the first line, or kldap's stash
+ * format, lines "DN#{HEX}<hex of the password>" (comment lines start with
+ * '#' or '!'), of which the line whose DN equals the bind DN (compared
+ * without regard to case) is used.  A file that holds stash lines but none
+ * for the bind DN is an error, never a password.  With a SASL mechanism
+ * set, no password file is read.
+ */
+
+#include <config.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "secmem.h"
+#include "config.h"
+
+#define YK_PASSWORD_FILE_MAX 65536   /* bytes: a larger file is refused */
+#define YK_TIMEOUT_MAX_MS 3600000    /* one hour */
+#define YK_HEX_TAG "{HEX}"
+
+/* Free a string the profile library returned. */
+static void
+release(char *s)
+{
+    if (s != NULL)
+        profile_release_string(s);
+}
+
+/* Read [realms] realm name as a malloc'd string (NULL when unset). */
+static krb5_error_code
+realm_string(profile_t profile, const char *realm, const char *name,
+             char **out)
+{
+    krb5_error_code ret;
+    char *v = NULL;
+
+    *out = NULL;
+    ret = profile_get_string(profile, "realms", realm, name, NULL, &v);
+    if (ret)
+        return ret;
+    if (v != NULL) {
+        *out = strdup(v);
+        release(v);
+        if (*out == NULL)
+            return ENOMEM;
+    }
+    return 0;
+}
+
+/* Read a kldap relation as kldap does: [dbmodules] section first, then
+ * [dbdefaults]. */
+static krb5_error_code
+kldap_string(profile_t profile, const char *section, const char *name,
+             int use_defaults, char **out)
+{
+    krb5_error_code ret;
+    char *v = NULL;
+
+    *out = NULL;
+    ret = profile_get_string(profile, "dbmodules", section, name, NULL, &v);
+    if (ret == 0 && v == NULL && use_defaults)
+        ret = profile_get_string(profile, "dbdefaults", name, NULL, NULL,
+                                 &v);
+    if (ret)
+        return ret;
+    if (v != NULL) {
+        *out = strdup(v);
+        release(v);
+        if (*out == NULL)
+            return ENOMEM;
+    }
+    return 0;
+}
+
+/* Set *dst to src when *dst is unset (src is consumed either way). */
+static void
+take_default(char **dst, char *src)
+{
+    if (*dst == NULL)
+        *dst = src;
+    else
+        free(src);
+}
+
+/* Parse a timeout in seconds with an optional decimal fraction ("0.5",
+ * "2", "1.25") into milliseconds; digits past the millisecond are
+ * ignored.  Zero, signs and garbage are refused. */
+static krb5_error_code
+parse_timeout(const char *s, int *ms_out)
+{
+    long ms = 0, scale = 100;
+    const char *p = s;
+
+    if (!isdigit((unsigned char)*p))
+        return YK_ERR_CONFIG;
+    for (; isdigit((unsigned char)*p); p++) {
+        ms = ms * 10 + (*p - '0') * 1000;
+        if (ms > YK_TIMEOUT_MAX_MS)
+            return YK_ERR_CONFIG;
+    }
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p))
+            return YK_ERR_CONFIG;
+        for (; isdigit((unsigned char)*p); p++) {
+            ms += (*p - '0') * scale;
+            scale /= 10;
+        }
+    }
+    if (*p != '\0' || ms <= 0 || ms > YK_TIMEOUT_MAX_MS)
+        return YK_ERR_CONFIG;
+    *ms_out = (int)ms;
+    return 0;
+}
+
+/* Read the whole password file at path (at most YK_PASSWORD_FILE_MAX
+ * bytes) into a malloc'd, NUL-terminated buffer; wipe it after use. */
+static krb5_error_code
+read_small_file(const char *path, char **buf_out, size_t *len_out)
+{
+    krb5_error_code ret = 0;
+    struct stat sb;
+    char *buf = NULL;
+    size_t len = 0;
+    ssize_t n;
+    int fd;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    if (fstat(fd, &sb) != 0) {
+        ret = errno;
+        goto cleanup;
+    }
+    if (!S_ISREG(sb.st_mode) || sb.st_size > YK_PASSWORD_FILE_MAX) {
+        ret = YK_ERR_CONFIG;
+        goto cleanup;
+    }
+    buf = malloc((size_t)sb.st_size + 1);
+    if (buf == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    while (len < (size_t)sb.st_size) {
+        n = read(fd, buf + len, (size_t)sb.st_size - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            ret = n < 0 ? errno : YK_ERR_CONFIG;
+            goto cleanup;
+        }
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    *buf_out = buf;
+    *len_out = len;
+    buf = NULL;
+
+cleanup:
+    if (buf != NULL) {
+        yk_zap(buf, (size_t)sb.st_size + 1);
+        free(buf);
+    }
+    close(fd);
+    return ret;
+}
+
+/* The value of a hex digit (either case), or -1. */
+static int
+hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Decode a stash secret "{HEX}<hex>" of n bytes into a malloc'd string. */
+static krb5_error_code
+decode_stash_secret(const char *s, size_t n, char **out)
+{
+    size_t tag = strlen(YK_HEX_TAG), i, o = 0;
+    char *pw;
+    int hi, lo;
+
+    if (n < tag || memcmp(s, YK_HEX_TAG, tag) != 0)
+        return YK_ERR_CONFIG;
+    s += tag;
+    n -= tag;
+    if (n == 0 || n % 2 != 0)
+        return YK_ERR_CONFIG;
+    pw = malloc(n / 2 + 1);
+    if (pw == NULL)
+        return ENOMEM;
+    for (i = 0; i < n; i += 2) {
+        hi = hexval(s[i]);
+        lo = hexval(s[i + 1]);
+        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+            yk_zap(pw, n / 2 + 1);
+            free(pw);
+            return YK_ERR_CONFIG;
+        }
+        pw[o++] = (char)(hi << 4 | lo);
+    }
+    pw[o] = '\0';
+    *out = pw;
+    return 0;
+}
+
+/* Find bind_dn's line in stash text; *found_out says whether the text has
+ * any stash line at all.  *pw_out is set only when bind_dn's line is
+ * there. */
+static krb5_error_code
+stash_lookup(const char *buf, size_t len, const char *bind_dn,
+             int *stash_out, char **pw_out)
+{
+    const char *line = buf, *end = buf + len, *eol, *hash, *p;
+    size_t n;
+
+    *stash_out = 0;
+    *pw_out = NULL;
+    for (; line < end; line = eol + 1) {
+        eol = memchr(line, '\n', (size_t)(end - line));
+        if (eol == NULL)
+            eol = end;
+        n = (size_t)(eol - line);
+        if (n > 0 && line[n - 1] == '\r')
+            n--;
+        for (p = line; p < line + n && (*p == ' ' || *p == '\t'); p++)
+            ;
+        if (p == line + n || *p == '#' || *p == '!')
+            continue;
+        hash = memchr(p, '#', (size_t)(line + n - p));
+        if (hash == NULL || (size_t)(line + n - hash) <= strlen(YK_HEX_TAG))
+            continue;
+        if (memcmp(hash + 1, YK_HEX_TAG, strlen(YK_HEX_TAG)) != 0)
+            continue;
+        *stash_out = 1;
+        if (bind_dn != NULL && (size_t)(hash - p) == strlen(bind_dn) &&
+            strncasecmp(p, bind_dn, (size_t)(hash - p)) == 0)
+            return decode_stash_secret(hash + 1,
+                                       (size_t)(line + n - hash - 1),
+                                       pw_out);
+    }
+    return 0;
+}
+
+/* Read the bind password from path: the bind DN's stash line, or else
+ * the first line of a plain file. */
+static krb5_error_code
+read_password(const char *path, const char *bind_dn, char **pw_out)
+{
+    krb5_error_code ret;
+    char *buf = NULL, *pw = NULL;
+    size_t len = 0, n;
+    int stash = 0;
+
+    ret = read_small_file(path, &buf, &len);
+    if (ret)
+        return ret;
+    ret = stash_lookup(buf, len, bind_dn, &stash, &pw);
+    if (ret)
+        goto cleanup;
+    if (pw == NULL) {
+        /* A stash without our DN: never send another DN's password. */
+        if (stash) {
+            ret = YK_ERR_CONFIG;
+            goto cleanup;
+        }
+        n = strcspn(buf, "\r\n");
+        if (n == 0 || memchr(buf, '\0', len) != NULL) {
+            ret = YK_ERR_CONFIG;
+            goto cleanup;
+        }
+        pw = strndup(buf, n);
+        if (pw == NULL) {
+            ret = ENOMEM;
+            goto cleanup;
+        }
+    }
+    *pw_out = pw;
+
+cleanup:
+    yk_zap(buf, len);
+    free(buf);
+    return ret;
+}
+
+/* Fill in the LDAP settings from the realm's kldap database module when
+ * yubikey_ldap_uri is unset; a no-op for other back ends. */
+static krb5_error_code
+kldap_defaults(profile_t profile, const char *realm, yk_store_config *sc,
+               char **pwfile)
+{
+    krb5_error_code ret;
+    char *module = NULL, *lib = NULL, *v = NULL, *container = NULL;
+    char *dn = NULL;
+    size_t n;
+
+    ret = realm_string(profile, realm, "database_module", &module);
+    if (ret)
+        goto cleanup;
+    ret = kldap_string(profile, module != NULL ? module : realm,
+                       "db_library", 0, &lib);
+    if (ret || lib == NULL || strcmp(lib, "kldap") != 0)
+        goto cleanup;
+    if (module == NULL) {
+        module = strdup(realm);
+        if (module == NULL) {
+            ret = ENOMEM;
+            goto cleanup;
+        }
+    }
+
+    /* kldap reads ldap_servers from its section only (default ldapi://);
+     * its list may use commas, which ldap_initialize accepts too. */
+    ret = kldap_string(profile, module, "ldap_servers", 0, &v);
+    if (ret)
+        goto cleanup;
+    take_default(&sc->uri, v != NULL ? v : strdup("ldapi://"));
+    v = NULL;
+    if (sc->uri == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    ret = kldap_string(profile, module, "ldap_kdc_dn", 1, &v);
+    if (ret)
+        goto cleanup;
+    take_default(&sc->bind_dn, v);
+    ret = kldap_string(profile, module, "ldap_kdc_sasl_mech", 1, &v);
+    if (ret)
+        goto cleanup;
+    take_default(&sc->sasl_mech, v);
+    ret = kldap_string(profile, module, "ldap_service_password_file", 1,
+                       &v);
+    if (ret)
+        goto cleanup;
+    take_default(pwfile, v);
+    v = NULL;
+
+    ret = kldap_string(profile, module, "ldap_kerberos_container_dn", 1,
+                       &container);
+    if (ret || container == NULL || sc->base != NULL)
+        goto cleanup;
+    n = strlen("cn=") + strlen(realm) + 1 + strlen(container) + 1;
+    dn = malloc(n);
+    if (dn == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    snprintf(dn, n, "cn=%s,%s", realm, container);
+    sc->kldap_realm_dn = dn;
+    sc->base = container;
+    container = NULL;
+
+cleanup:
+    free(module);
+    free(lib);
+    free(container);
+    return ret;
+}
+
+/* Read the realm's relations (see the top of this file) into *cfg_out,
+ * which is written only on success. */
+krb5_error_code
+yk_config_load(profile_t profile, const char *realm, yk_config *cfg_out)
+{
+    krb5_error_code ret;
+    yk_config cfg;
+    yk_store_config *sc = &cfg.store;
+    char *pwfile = NULL, *timeout = NULL;
+    int ival;
+
+    memset(&cfg, 0, sizeof(cfg));
+    if (profile == NULL || realm == NULL)
+        return EINVAL;
+
+    ret = realm_string(profile, realm, "yubikey_ldap_uri", &sc->uri);
+    if (ret == 0)
+        ret = realm_string(profile, realm, "yubikey_ldap_write_uri",
+                           &sc->write_uri);
+    if (ret == 0)
+        ret = realm_string(profile, realm, "yubikey_ldap_bind_dn",
+                           &sc->bind_dn);
+    if (ret == 0)
+        ret = realm_string(profile, realm, "yubikey_ldap_password_file",
+                           &pwfile);
+    if (ret == 0)
+        ret = realm_string(profile, realm, "yubikey_ldap_sasl_mech",
+                           &sc->sasl_mech);
+    if (ret == 0)
+        ret = realm_string(profile, realm, "yubikey_ldap_base", &sc->base);
+    if (ret == 0)
+        ret = realm_string(profile, realm, "yubikey_principal_filter",
+                           &sc->filter);
+    if (ret == 0)
+        ret = realm_string(profile, realm, "yubikey_master_key_file",
+                           &cfg.master_key_file);
+    if (ret == 0)
+        ret = realm_string(profile, realm, "yubikey_ldap_timeout",
+                           &timeout);
+    if (ret == 0)
+        ret = realm_string(profile, realm, "yubikey_indicator",
+                           &cfg.indicator);
+    if (ret == 0)
+        ret = realm_string(profile, realm, "yubikey_2fa_indicator",
+                           &cfg.indicator_2fa);
+    if (ret)
+        goto cleanup;
+
+    if (sc->uri == NULL) {
+        ret = kldap_defaults(profile, realm, sc, &pwfile);
+        if (ret)
+            goto cleanup;
+    }
+    if (sc->filter == NULL)
+        sc->filter = strdup(YK_DEFAULT_FILTER);
+    if (cfg.indicator == NULL)
+        cfg.indicator = strdup(YK_DEFAULT_INDICATOR);
+    if (cfg.indicator_2fa == NULL)
+        cfg.indicator_2fa = strdup(YK_DEFAULT_2FA_INDICATOR);
+    if (sc->filter == NULL || cfg.indicator == NULL ||
+        cfg.indicator_2fa == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+
+    sc->timeout_ms = YK_DEFAULT_TIMEOUT_MS;
+    if (timeout != NULL) {
+        ret = parse_timeout(timeout, &sc->timeout_ms);
+        if (ret)
+            goto cleanup;
+    }
+    ret = profile_get_integer(profile, "realms", realm, "yubikey_cache_ttl",
+                              YK_DEFAULT_CACHE_TTL, &ival);
+    if (ret)
+        goto cleanup;
+    if (ival < 0) {
+        ret = YK_ERR_CONFIG;
+        goto cleanup;
+    }
+    cfg.cache_ttl = ival;
+    ret = profile_get_integer(profile, "realms", realm,
+                              "yubikey_breaker_time",
+                              YK_DEFAULT_BREAKER_SECONDS, &ival);
+    if (ret)
+        goto cleanup;
+    if (ival < 0) {
+        ret = YK_ERR_CONFIG;
+        goto cleanup;
+    }
+    cfg.breaker_seconds = ival;
+    ret = profile_get_boolean(profile, "realms", realm,
+                              "yubikey_require_fast", 0, &cfg.require_fast);
+    if (ret)
+        goto cleanup;
+
+    /* SASL binds (EXTERNAL, GSSAPI) take no password from a file. */
+    if (pwfile != NULL && sc->sasl_mech == NULL) {
+        ret = read_password(pwfile, sc->bind_dn, &sc->password);
+        if (ret)
+            goto cleanup;
+    }
+    *cfg_out = cfg;
+    memset(&cfg, 0, sizeof(cfg));
+
+cleanup:
+    yk_config_clear(&cfg);
+    free(pwfile);
+    free(timeout);
+    return ret;
+}
+
+/* Duplicate an optional string: NULL stays NULL. */
+static int
+dup_opt(const char *in, char **out)
+{
+    *out = NULL;
+    if (in == NULL)
+        return 0;
+    *out = strdup(in);
+    return *out == NULL ? ENOMEM : 0;
+}
+
+/* Deep copy of a store configuration into *out (written only on
+ * success). */
+krb5_error_code
+yk_store_config_copy(const yk_store_config *in, yk_store_config *out)
+{
+    krb5_error_code ret;
+    yk_store_config cp;
+
+    memset(&cp, 0, sizeof(cp));
+    if (in == NULL || out == NULL)
+        return EINVAL;
+    ret = dup_opt(in->uri, &cp.uri);
+    if (ret == 0)
+        ret = dup_opt(in->write_uri, &cp.write_uri);
+    if (ret == 0)
+        ret = dup_opt(in->bind_dn, &cp.bind_dn);
+    if (ret == 0)
+        ret = dup_opt(in->password, &cp.password);
+    if (ret == 0)
+        ret = dup_opt(in->sasl_mech, &cp.sasl_mech);
+    if (ret == 0)
+        ret = dup_opt(in->base, &cp.base);
+    if (ret == 0)
+        ret = dup_opt(in->filter, &cp.filter);
+    if (ret == 0)
+        ret = dup_opt(in->kldap_realm_dn, &cp.kldap_realm_dn);
+    if (ret) {
+        yk_store_config_clear(&cp);
+        return ret;
+    }
+    cp.timeout_ms = in->timeout_ms;
+    *out = cp;
+    return 0;
+}
+
+/* Free a store configuration's strings (the password wiped first) and
+ * zero the struct; NULL is accepted. */
+void
+yk_store_config_clear(yk_store_config *sc)
+{
+    if (sc == NULL)
+        return;
+    free(sc->uri);
+    free(sc->write_uri);
+    free(sc->bind_dn);
+    yk_free_string_zap(sc->password);
+    free(sc->sasl_mech);
+    free(sc->base);
+    free(sc->filter);
+    free(sc->kldap_realm_dn);
+    memset(sc, 0, sizeof(*sc));
+}
+
+/* Free a whole configuration and zero it; NULL is accepted. */
+void
+yk_config_clear(yk_config *cfg)
+{
+    if (cfg == NULL)
+        return;
+    yk_store_config_clear(&cfg->store);
+    free(cfg->master_key_file);
+    free(cfg->indicator);
+    free(cfg->indicator_2fa);
+    memset(cfg, 0, sizeof(*cfg));
+}

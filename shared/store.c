@@ -1,0 +1,1766 @@
+/* store.c: the LDAP token store (read, compare-and-swap, admin writes). */
+
+/*
+ * The only file that includes <ldap.h>.  Everything above it sees plain
+ * records and YK_ERR_STORE_* codes; LDAP result codes are translated once,
+ * in yk_ldap_error().
+ *
+ * Connections.  A store holds two: the read connection (cfg->uri) and the
+ * write connection (cfg->write_uri, defaulting to uri), which takes the
+ * compare-and-swap, the admin writes and every "fresh" read.  Both open
+ * lazily on first use (the KDC forks its workers after loading the
+ * module), are checked before each use (a peer that closed the socket is
+ * noticed without sending anything), and are dropped after a server-down,
+ * connect or timeout error so that the next call reconnects.  A connection
+ * inherited across fork() is forgotten without touching the parent's
+ * session.  Every operation waits at most cfg->timeout_ms.  libldap
+ * writes to its socket with write(), and krb5kdc does not ignore SIGPIPE:
+ * every LDAP call here runs with SIGPIPE blocked, and a SIGPIPE it raised
+ * is consumed before the mask is restored.
+ *
+ * Compare-and-swap: one modify that deletes the exact state value(s) read
+ * (octetStringMatch compares bytes) and adds the new one.  If another
+ * writer got there first the delete fails with noSuchAttribute and the
+ * whole modify is rejected: YK_ERR_STORE_CONFLICT.  Never REPLACE, never
+ * the Permissive Modify control.  Administrative writes rewrite the
+ * token's state value the same way (gen + 1), so a KDC swapping from a
+ * cached value loses and re-reads.  The only REPLACE is on the
+ * single-valued, administrator-only yubikeyPolicy.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <ldap.h>
+
+#include "errors.h"
+#include "secmem.h"
+#include "store.h"
+
+#define YK_AUX_CLASS "yubikeyPrincipalAux"
+#define YK_ATTR_PUBID "yubikeyPublicId"
+#define YK_ATTR_SECRET "yubikeyTokenSecret"
+#define YK_ATTR_STATE "yubikeyTokenState"
+#define YK_ATTR_POLICY "yubikeyPolicy"
+#define YK_PUBID_FILTER "(yubikeyPublicId=%p)"
+#define YK_LIST_FILTER "(|(yubikeyPublicId=*)(yubikeyTokenSecret=*)" \
+    "(yubikeyTokenState=*))"
+#define YK_ERRBUF_LEN 256
+
+/* What an LDAP operation was, for translating its result code. */
+enum yk_op_kind {
+    YK_OP_READ,         /* search or bind */
+    YK_OP_WRITE,        /* modify */
+    YK_OP_ADD_TOKEN     /* modify adding a public id (uniqueness) */
+};
+
+/* One connection: the handle and the process that opened it. */
+typedef struct {
+    LDAP *ld;
+    pid_t pid;
+    int is_write;
+} yk_conn;
+
+/* Where principals are searched: a base and a scope. */
+typedef struct {
+    char *base;
+    int scope;
+} yk_target;
+
+struct yk_store {
+    yk_store_config cfg;
+    yk_conn rd;
+    yk_conn wr;
+    yk_target *targets;          /* resolved search bases */
+    size_t ntargets;
+    char errbuf[YK_ERRBUF_LEN];  /* the last LDAP error, for logs */
+};
+
+static const char *entry_attrs[] = {
+    YK_ATTR_PUBID, YK_ATTR_SECRET, YK_ATTR_STATE, YK_ATTR_POLICY,
+    "krbPrincipalName", "krbCanonicalName", NULL
+};
+
+static void set_error(yk_store *st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The signal mask to restore after an LDAP call, and whether SIGPIPE
+ * was already pending (then it is not ours to consume). */
+typedef struct {
+    sigset_t old;
+    int was_pending;
+} sigpipe_guard;
+
+/* Block SIGPIPE for the LDAP calls that follow. */
+static void
+sigpipe_block(sigpipe_guard *g)
+{
+    sigset_t set, pending;
+
+    sigemptyset(&pending);
+    sigpending(&pending);
+    g->was_pending = sigismember(&pending, SIGPIPE) == 1;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, &g->old);
+}
+
+/* Consume a SIGPIPE the LDAP calls raised, then restore the mask. */
+static void
+sigpipe_restore(sigpipe_guard *g)
+{
+    sigset_t set, pending;
+    struct timespec zero = { 0, 0 };
+
+    sigemptyset(&pending);
+    sigpending(&pending);
+    if (!g->was_pending && sigismember(&pending, SIGPIPE) == 1) {
+        sigemptyset(&set);
+        sigaddset(&set, SIGPIPE);
+        while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* Remember a description of the last LDAP failure (no secrets in it). */
+static void
+set_error(yk_store *st, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(st->errbuf, sizeof(st->errbuf), fmt, ap);
+    va_end(ap);
+}
+
+/* Translate an LDAP result code (and its diagnostic text) into ours: the
+ * one place where LDAP codes are interpreted. */
+static krb5_error_code
+yk_ldap_error(int rc, const char *diag, enum yk_op_kind kind)
+{
+    int write = kind != YK_OP_READ;
+
+    switch (rc) {
+    case LDAP_SUCCESS:
+        return 0;
+    case LDAP_NO_SUCH_ATTRIBUTE:
+        return YK_ERR_STORE_CONFLICT;
+    case LDAP_TYPE_OR_VALUE_EXISTS:
+    case LDAP_CONSTRAINT_VIOLATION:
+        /* slapo-unique answers constraintViolation; the same entry
+         * answers typeOrValueExists. */
+        if (kind == YK_OP_ADD_TOKEN)
+            return YK_ERR_STORE_EXISTS;
+        return rc == LDAP_TYPE_OR_VALUE_EXISTS ? YK_ERR_STORE_CONFLICT :
+            YK_ERR_STORE_UNAVAILABLE;
+    case LDAP_NO_SUCH_OBJECT:
+        return YK_ERR_STORE_NOT_FOUND;
+    case LDAP_INSUFFICIENT_ACCESS:
+    case LDAP_INVALID_CREDENTIALS:
+    case LDAP_INAPPROPRIATE_AUTH:
+    case LDAP_STRONG_AUTH_REQUIRED:
+    case LDAP_CONFIDENTIALITY_REQUIRED:
+    case LDAP_AUTH_METHOD_NOT_SUPPORTED:
+        return YK_ERR_STORE_ACCESS;
+    case LDAP_TIMEOUT:
+    case LDAP_TIMELIMIT_EXCEEDED:
+        return YK_ERR_STORE_TIMEOUT;
+    case LDAP_UNWILLING_TO_PERFORM:
+    case LDAP_REFERRAL:
+        /* A replica answers writes with a referral or "shadow context". */
+        return write ? YK_ERR_STORE_READONLY : YK_ERR_STORE_UNAVAILABLE;
+    case LDAP_NO_MEMORY:
+        return ENOMEM;
+    case LDAP_PARAM_ERROR:
+    case LDAP_FILTER_ERROR:
+    case LDAP_INVALID_DN_SYNTAX:
+    case LDAP_NOT_SUPPORTED:
+        return YK_ERR_CONFIG;
+    default:
+        if (write && diag != NULL && strstr(diag, "shadow context") != NULL)
+            return YK_ERR_STORE_READONLY;
+        /* Server down, connect error, busy, unavailable and the rest. */
+        return YK_ERR_STORE_UNAVAILABLE;
+    }
+}
+
+/* Whether a result code means the connection is unusable from now on. */
+static int
+ldap_error_drops(int rc)
+{
+    return rc < 0 || rc == LDAP_BUSY || rc == LDAP_UNAVAILABLE;
+}
+
+/* Close c's connection (sending an unbind); a handle inherited from
+ * another process is closed without writing to the parent's session. */
+static void
+conn_drop(yk_conn *c)
+{
+    sigpipe_guard g;
+    ber_socket_t fd = -1;
+    int devnull;
+
+    if (c->ld == NULL)
+        return;
+    sigpipe_block(&g);
+    if (c->pid != getpid() &&
+        ldap_get_option(c->ld, LDAP_OPT_DESC, &fd) == LDAP_OPT_SUCCESS &&
+        fd >= 0) {
+        /* Point our copy of the socket at /dev/null: the unbind below
+         * then goes nowhere and the parent's session stays intact. */
+        devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (devnull >= 0) {
+            (void)dup2(devnull, fd);
+            close(devnull);
+        }
+    }
+    ldap_unbind_ext_s(c->ld, NULL, NULL);
+    c->ld = NULL;
+    sigpipe_restore(&g);
+}
+
+/* Whether an idle connection's peer has closed it (EOF or error on the
+ * socket).  Never sends anything; a connection not yet made is alive. */
+static int
+conn_alive(yk_conn *c)
+{
+    ber_socket_t fd = -1;
+    struct pollfd p;
+    char byte;
+    ssize_t n;
+
+    if (ldap_get_option(c->ld, LDAP_OPT_DESC, &fd) != LDAP_OPT_SUCCESS ||
+        fd < 0)
+        return 1;
+    p.fd = fd;
+    p.events = POLLIN;
+    p.revents = 0;
+    if (poll(&p, 1, 0) <= 0)
+        return 1;
+    if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
+        return 0;
+    /* Readable while idle: EOF means closed; data (a TLS record, a
+     * notice of disconnection) is left for the library to handle. */
+    n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+                               errno == EINTR));
+}
+
+/* The per-operation timeout as a timeval. */
+static struct timeval
+op_timeout(const yk_store *st)
+{
+    struct timeval tv;
+    int ms = st->cfg.timeout_ms > 0 ? st->cfg.timeout_ms :
+        YK_DEFAULT_TIMEOUT_MS;
+
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    return tv;
+}
+
+/* SASL interaction: answer nothing, so mechanisms that need no prompts
+ * (EXTERNAL, GSSAPI) use their defaults. */
+static int
+sasl_no_prompts(LDAP *ld, unsigned flags, void *defaults, void *in)
+{
+    return LDAP_SUCCESS;
+}
+
+/* Record an LDAP failure on c: describe it, drop the connection when it
+ * is unusable, and return our code. */
+static krb5_error_code
+conn_fail(yk_store *st, yk_conn *c, const char *what, int rc,
+          const char *diag, enum yk_op_kind kind)
+{
+    set_error(st, "%s on %s server: %s%s%s", what,
+              c->is_write ? "write" : "read", ldap_err2string(rc),
+              diag != NULL && *diag != '\0' ? ": " : "",
+              diag != NULL ? diag : "");
+    if (ldap_error_drops(rc))
+        conn_drop(c);
+    return yk_ldap_error(rc, diag, kind);
+}
+
+/* Open and bind a new connection on c to uri. */
+static krb5_error_code
+conn_open(yk_store *st, yk_conn *c, const char *uri)
+{
+    krb5_error_code ret;
+    const yk_store_config *cfg = &st->cfg;
+    struct timeval tv = op_timeout(st);
+    struct berval cred;
+    int rc, version = LDAP_VERSION3;
+
+    rc = ldap_initialize(&c->ld, uri);
+    if (rc != LDAP_SUCCESS) {
+        set_error(st, "bad LDAP URI \"%s\": %s", uri, ldap_err2string(rc));
+        c->ld = NULL;
+        return YK_ERR_CONFIG;
+    }
+    c->pid = getpid();
+    if (ldap_set_option(c->ld, LDAP_OPT_PROTOCOL_VERSION, &version) ||
+        ldap_set_option(c->ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF) ||
+        ldap_set_option(c->ld, LDAP_OPT_NETWORK_TIMEOUT, &tv) ||
+        ldap_set_option(c->ld, LDAP_OPT_TIMEOUT, &tv)) {
+        set_error(st, "cannot set LDAP options");
+        conn_drop(c);
+        return YK_ERR_STORE_UNAVAILABLE;
+    }
+
+    if (cfg->sasl_mech != NULL) {
+        rc = ldap_sasl_interactive_bind_s(c->ld, NULL, cfg->sasl_mech, NULL,
+                                          NULL, LDAP_SASL_QUIET,
+                                          sasl_no_prompts, NULL);
+    } else if (cfg->bind_dn != NULL) {
+        if (cfg->password == NULL) {
+            set_error(st, "no password for bind DN %s", cfg->bind_dn);
+            conn_drop(c);
+            return YK_ERR_CONFIG;
+        }
+        cred.bv_val = cfg->password;
+        cred.bv_len = strlen(cfg->password);
+        rc = ldap_sasl_bind_s(c->ld, cfg->bind_dn, LDAP_SASL_SIMPLE, &cred,
+                              NULL, NULL, NULL);
+    } else {
+        /* Anonymous: LDAPv3 needs no bind; the first operation connects. */
+        return 0;
+    }
+    if (rc != LDAP_SUCCESS) {
+        ret = conn_fail(st, c, "bind", rc, NULL, YK_OP_READ);
+        conn_drop(c);
+        return ret;
+    }
+    return 0;
+}
+
+/* A usable handle for c (read or write side), connecting if needed. */
+static krb5_error_code
+conn_get(yk_store *st, int write, yk_conn **c_out)
+{
+    krb5_error_code ret;
+    yk_conn *c = write ? &st->wr : &st->rd;
+    const char *uri = st->cfg.uri;
+
+    if (write && st->cfg.write_uri != NULL)
+        uri = st->cfg.write_uri;
+    if (c->ld != NULL && (c->pid != getpid() || !conn_alive(c)))
+        conn_drop(c);
+    if (c->ld == NULL) {
+        ret = conn_open(st, c, uri);
+        if (ret)
+            return ret;
+    }
+    *c_out = c;
+    return 0;
+}
+
+/* Wait for the whole result of msgid on c, at most the timeout; on a
+ * timeout abandon it and drop the connection. */
+static krb5_error_code
+conn_wait(yk_store *st, yk_conn *c, int msgid, const char *what,
+          enum yk_op_kind kind, LDAPMessage **res_out)
+{
+    struct timeval tv = op_timeout(st);
+    LDAPMessage *res = NULL;
+    int rc;
+
+    rc = ldap_result(c->ld, msgid, LDAP_MSG_ALL, &tv, &res);
+    if (rc == 0) {
+        set_error(st, "%s on %s server: no answer within %d ms", what,
+                  c->is_write ? "write" : "read", st->cfg.timeout_ms);
+        ldap_abandon_ext(c->ld, msgid, NULL, NULL);
+        conn_drop(c);
+        return YK_ERR_STORE_TIMEOUT;
+    }
+    if (rc < 0 || res == NULL) {
+        if (ldap_get_option(c->ld, LDAP_OPT_RESULT_CODE, &rc) !=
+            LDAP_OPT_SUCCESS || rc == LDAP_SUCCESS)
+            rc = LDAP_SERVER_DOWN;
+        ldap_msgfree(res);
+        return conn_fail(st, c, what, rc, NULL, kind);
+    }
+    *res_out = res;
+    return 0;
+}
+
+/* Check the final result of res (freed here); translate its code. */
+static krb5_error_code
+conn_check_result(yk_store *st, yk_conn *c, LDAPMessage *res,
+                  const char *what, enum yk_op_kind kind)
+{
+    krb5_error_code ret;
+    char *diag = NULL;
+    int rc, err = LDAP_SUCCESS;
+
+    rc = ldap_parse_result(c->ld, res, &err, NULL, &diag, NULL, NULL, 1);
+    if (rc != LDAP_SUCCESS)
+        err = rc;
+    if (err == LDAP_SUCCESS) {
+        ldap_memfree(diag);
+        return 0;
+    }
+    ret = conn_fail(st, c, what, err, diag, kind);
+    ldap_memfree(diag);
+    return ret;
+}
+
+/* Build principal's search filter: cfg->filter with each %p replaced by
+ * the principal escaped for a filter value (RFC 4515). */
+static krb5_error_code
+make_filter(const char *pattern, const char *value, char **out)
+{
+    krb5_error_code ret = 0;
+    struct berval in, esc = { 0, NULL };
+    const char *p;
+    size_t n = 0, count = 0;
+    char *f = NULL, *o;
+
+    in.bv_val = (char *)value;
+    in.bv_len = strlen(value);
+    if (ldap_bv2escaped_filter_value(&in, &esc) != 0)
+        return ENOMEM;
+    for (p = pattern; (p = strstr(p, "%p")) != NULL; p += 2)
+        count++;
+    n = strlen(pattern) - 2 * count + count * esc.bv_len + 1;
+    f = malloc(n);
+    if (f == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    for (o = f, p = pattern; *p != '\0';) {
+        if (p[0] == '%' && p[1] == 'p') {
+            memcpy(o, esc.bv_val, esc.bv_len);
+            o += esc.bv_len;
+            p += 2;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    *out = f;
+
+cleanup:
+    ber_memfree(esc.bv_val);
+    return ret;
+}
+
+/* --- parsing an entry into tokens ------------------------------------- */
+
+/* The token for pubid in e, appended when new. */
+static krb5_error_code
+token_get(yk_entry *e, const char *pubid, yk_token **tok_out)
+{
+    yk_token *grown;
+    size_t i;
+
+    for (i = 0; i < e->ntokens; i++) {
+        if (strcmp(e->tokens[i].pubid, pubid) == 0) {
+            *tok_out = &e->tokens[i];
+            return 0;
+        }
+    }
+    grown = realloc(e->tokens, (e->ntokens + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return ENOMEM;
+    e->tokens = grown;
+    memset(&grown[e->ntokens], 0, sizeof(*grown));
+    snprintf(grown[e->ntokens].pubid, sizeof(grown->pubid), "%s", pubid);
+    *tok_out = &grown[e->ntokens++];
+    return 0;
+}
+
+/* Append a copy of n bytes at v to a raw-value list. */
+static krb5_error_code
+raw_push(char ***vals, size_t **lens, size_t *count, const char *v,
+         size_t n)
+{
+    char **nv;
+    size_t *nl;
+    char *copy;
+
+    copy = malloc(n + 1);
+    if (copy == NULL)
+        return ENOMEM;
+    memcpy(copy, v, n);
+    copy[n] = '\0';
+    nv = realloc(*vals, (*count + 1) * sizeof(*nv));
+    if (nv == NULL) {
+        free(copy);
+        return ENOMEM;
+    }
+    *vals = nv;
+    nl = realloc(*lens, (*count + 1) * sizeof(*nl));
+    if (nl == NULL) {
+        free(copy);
+        return ENOMEM;
+    }
+    *lens = nl;
+    nv[*count] = copy;
+    nl[*count] = n;
+    (*count)++;
+    return 0;
+}
+
+/* A malloc'd NUL-terminated copy of n bytes. */
+static char *
+dup_bytes(const char *v, size_t n)
+{
+    char *s = malloc(n + 1);
+
+    if (s != NULL) {
+        memcpy(s, v, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+/* The public id named by a record that does not parse, when its prefix
+ * "yk1 id=<pubid> " is intact (so the value can be tied to its token). */
+static int
+salvage_pubid(const char *v, size_t n, char pubid[YK_PUBID_MODHEX_MAX + 1])
+{
+    static const char prefix[] = "yk1 id=";
+    size_t plen = sizeof(prefix) - 1, i;
+
+    if (n <= plen || memcmp(v, prefix, plen) != 0)
+        return 0;
+    for (i = plen; i < n && v[i] != ' '; i++) {
+        if (i - plen >= YK_PUBID_MODHEX_MAX || v[i] == '\0')
+            return 0;
+        pubid[i - plen] = v[i];
+    }
+    pubid[i - plen] = '\0';
+    return yk_pubid_valid(pubid);
+}
+
+/* Mark tok unusable with a reason (the first reason is kept). */
+static void
+token_mark(yk_token *tok, const char *why)
+{
+    if (!tok->malformed)
+        tok->malformed_reason = why;
+    tok->malformed = 1;
+}
+
+/* Add one yubikeyTokenSecret value to e. */
+static krb5_error_code
+entry_add_secret(yk_entry *e, const struct berval *bv)
+{
+    krb5_error_code ret;
+    yk_secret_rec *rec = NULL;
+    yk_token *tok = NULL;
+    char pubid[YK_PUBID_MODHEX_MAX + 1];
+
+    ret = yk_secret_rec_parse(bv->bv_val, bv->bv_len, &rec);
+    if (ret == ENOMEM)
+        return ret;
+    if (ret != 0) {
+        if (!salvage_pubid(bv->bv_val, bv->bv_len, pubid)) {
+            e->nmalformed++;
+            return 0;
+        }
+        ret = token_get(e, pubid, &tok);
+        if (ret)
+            return ret;
+        token_mark(tok, "a secret value does not parse");
+        return raw_push(&tok->secret_extra_raw, &tok->secret_extra_raw_len,
+                        &tok->nsecret_extra, bv->bv_val, bv->bv_len);
+    }
+    ret = token_get(e, rec->pubid, &tok);
+    if (ret)
+        goto cleanup;
+    if (tok->secret != NULL) {
+        token_mark(tok, "two secret values");
+        ret = raw_push(&tok->secret_extra_raw, &tok->secret_extra_raw_len,
+                       &tok->nsecret_extra, bv->bv_val, bv->bv_len);
+        goto cleanup;
+    }
+    tok->secret_raw = dup_bytes(bv->bv_val, bv->bv_len);
+    if (tok->secret_raw == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    tok->secret_raw_len = bv->bv_len;
+    tok->secret = rec;
+    rec = NULL;
+
+cleanup:
+    yk_secret_rec_free(rec);
+    return ret;
+}
+
+/* Whether state a outranks state b: higher counter, then generation,
+ * then last use. */
+static int
+state_newer(const yk_state_rec *a, const yk_state_rec *b)
+{
+    if (a->counter != b->counter)
+        return a->counter > b->counter;
+    if (a->gen != b->gen)
+        return a->gen > b->gen;
+    return a->last_use > b->last_use;
+}
+
+/* Add one yubikeyTokenState value to e: the highest counter becomes the
+ * token's state, every other value goes to its extras. */
+static krb5_error_code
+entry_add_state(yk_entry *e, const struct berval *bv)
+{
+    krb5_error_code ret;
+    yk_state_rec rec;
+    yk_token *tok = NULL;
+    char pubid[YK_PUBID_MODHEX_MAX + 1];
+    char *raw = NULL;
+
+    ret = yk_state_rec_parse(bv->bv_val, bv->bv_len, &rec);
+    if (ret != 0) {
+        if (!salvage_pubid(bv->bv_val, bv->bv_len, pubid)) {
+            e->nmalformed++;
+            return 0;
+        }
+        ret = token_get(e, pubid, &tok);
+        if (ret)
+            return ret;
+        token_mark(tok, "a state value does not parse");
+        return raw_push(&tok->extra_raw, &tok->extra_raw_len, &tok->nextra,
+                        bv->bv_val, bv->bv_len);
+    }
+    ret = token_get(e, rec.pubid, &tok);
+    if (ret)
+        return ret;
+    if (tok->has_state && !state_newer(&rec, &tok->state))
+        return raw_push(&tok->extra_raw, &tok->extra_raw_len, &tok->nextra,
+                        bv->bv_val, bv->bv_len);
+
+    /* The new value wins: demote the previous one to the extras. */
+    raw = dup_bytes(bv->bv_val, bv->bv_len);
+    if (raw == NULL)
+        return ENOMEM;
+    if (tok->has_state) {
+        ret = raw_push(&tok->extra_raw, &tok->extra_raw_len, &tok->nextra,
+                       tok->state_raw, tok->state_raw_len);
+        if (ret) {
+            free(raw);
+            return ret;
+        }
+        free(tok->state_raw);
+    }
+    tok->state_raw = raw;
+    tok->state_raw_len = bv->bv_len;
+    tok->state = rec;
+    tok->has_state = 1;
+    return 0;
+}
+
+/* Set e's principal name from the entry when the caller gave none:
+ * krbCanonicalName, else the first krbPrincipalName, else "". */
+static krb5_error_code
+entry_set_principal(LDAP *ld, LDAPMessage *msg, const char *given,
+                    char **out)
+{
+    struct berval **v = NULL;
+
+    if (given == NULL) {
+        v = ldap_get_values_len(ld, msg, "krbCanonicalName");
+        if (v == NULL || v[0] == NULL) {
+            ldap_value_free_len(v);
+            v = ldap_get_values_len(ld, msg, "krbPrincipalName");
+        }
+    }
+    if (v != NULL && v[0] != NULL &&
+        memchr(v[0]->bv_val, '\0', v[0]->bv_len) == NULL)
+        *out = dup_bytes(v[0]->bv_val, v[0]->bv_len);
+    else
+        *out = strdup(given != NULL ? given : "");
+    ldap_value_free_len(v);
+    return *out == NULL ? ENOMEM : 0;
+}
+
+/* Check every token of e once all values are in: a record without a
+ * yubikeyPublicId value escapes the uniqueness check, and a secret
+ * without a state value cannot be swapped. */
+static void
+entry_finish(yk_entry *e)
+{
+    size_t i;
+    yk_token *tok;
+
+    for (i = 0; i < e->ntokens; i++) {
+        tok = &e->tokens[i];
+        if (!tok->has_pubid && (tok->secret_raw != NULL || tok->has_state ||
+                                tok->nextra > 0 || tok->nsecret_extra > 0))
+            token_mark(tok, "no yubikeyPublicId value");
+        if (tok->secret != NULL && !tok->has_state)
+            token_mark(tok, "no state value");
+    }
+}
+
+/* Parse one search result entry into a new yk_entry. */
+static krb5_error_code
+entry_parse(LDAP *ld, LDAPMessage *msg, const char *principal,
+            yk_entry **out)
+{
+    krb5_error_code ret = 0;
+    yk_entry *e = NULL;
+    yk_token *tok;
+    struct berval **v = NULL;
+    char *dn = NULL, pubid[YK_PUBID_MODHEX_MAX + 1];
+    size_t i;
+
+    e = calloc(1, sizeof(*e));
+    if (e == NULL)
+        return ENOMEM;
+    dn = ldap_get_dn(ld, msg);
+    e->dn = dn != NULL ? strdup(dn) : NULL;
+    ldap_memfree(dn);
+    if (e->dn == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    ret = entry_set_principal(ld, msg, principal, &e->principal);
+    if (ret)
+        goto cleanup;
+
+    /* Public ids first, so tokens keep the order of that attribute. */
+    v = ldap_get_values_len(ld, msg, YK_ATTR_PUBID);
+    for (i = 0; v != NULL && v[i] != NULL; i++) {
+        if (v[i]->bv_len > YK_PUBID_MODHEX_MAX ||
+            memchr(v[i]->bv_val, '\0', v[i]->bv_len) != NULL) {
+            e->nmalformed++;
+            continue;
+        }
+        memcpy(pubid, v[i]->bv_val, v[i]->bv_len);
+        pubid[v[i]->bv_len] = '\0';
+        if (!yk_pubid_valid(pubid)) {
+            e->nmalformed++;
+            continue;
+        }
+        ret = token_get(e, pubid, &tok);
+        if (ret)
+            goto cleanup;
+        tok->has_pubid = 1;
+    }
+    ldap_value_free_len(v);
+    v = NULL;
+
+    v = ldap_get_values_len(ld, msg, YK_ATTR_SECRET);
+    for (i = 0; ret == 0 && v != NULL && v[i] != NULL; i++)
+        ret = entry_add_secret(e, v[i]);
+    ldap_value_free_len(v);
+    v = NULL;
+    if (ret)
+        goto cleanup;
+
+    v = ldap_get_values_len(ld, msg, YK_ATTR_STATE);
+    for (i = 0; ret == 0 && v != NULL && v[i] != NULL; i++)
+        ret = entry_add_state(e, v[i]);
+    ldap_value_free_len(v);
+    v = NULL;
+    if (ret)
+        goto cleanup;
+
+    /* No policy value means the default; a bad one means the stricter. */
+    e->policy = YK_POLICY_2FA;
+    v = ldap_get_values_len(ld, msg, YK_ATTR_POLICY);
+    if (v != NULL && v[0] != NULL) {
+        e->has_policy = 1;
+        if (v[1] != NULL ||
+            yk_policy_parse(v[0]->bv_val, v[0]->bv_len, &e->policy) != 0) {
+            e->policy = YK_POLICY_2FA;
+            e->nmalformed++;
+        }
+    }
+    entry_finish(e);
+    *out = e;
+    e = NULL;
+
+cleanup:
+    ldap_value_free_len(v);
+    yk_entry_free(e);
+    return ret;
+}
+
+/* --- searching ---------------------------------------------------------- */
+
+/* Called for each entry found; arg is the caller's. */
+typedef krb5_error_code (*entry_fn)(LDAP *ld, LDAPMessage *msg, void *arg);
+
+/* Free the resolved search targets. */
+static void
+targets_clear(yk_store *st)
+{
+    size_t i;
+
+    for (i = 0; i < st->ntargets; i++)
+        free(st->targets[i].base);
+    free(st->targets);
+    st->targets = NULL;
+    st->ntargets = 0;
+}
+
+/* Append a search target. */
+static krb5_error_code
+targets_add(yk_store *st, const char *base, size_t len, int scope)
+{
+    yk_target *grown;
+
+    grown = realloc(st->targets, (st->ntargets + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return ENOMEM;
+    st->targets = grown;
+    grown[st->ntargets].base = dup_bytes(base, len);
+    if (grown[st->ntargets].base == NULL)
+        return ENOMEM;
+    grown[st->ntargets].scope = scope;
+    st->ntargets++;
+    return 0;
+}
+
+/* Resolve where principals live: cfg->base (subtree), or for a kldap
+ * realm the realm container and the subtrees it lists (krbSubTrees,
+ * krbSearchScope), read once per store. */
+static krb5_error_code
+targets_load(yk_store *st, yk_conn *c)
+{
+    krb5_error_code ret;
+    const char *attrs[] = { "krbSubTrees", "krbSearchScope", NULL };
+    struct timeval tv = op_timeout(st);
+    struct berval **v = NULL, **sc = NULL;
+    LDAPMessage *res = NULL, *msg;
+    int rc, msgid, scope = LDAP_SCOPE_SUBTREE;
+    size_t i;
+
+    if (st->ntargets > 0)
+        return 0;
+    if (st->cfg.kldap_realm_dn == NULL) {
+        if (st->cfg.base == NULL) {
+            set_error(st, "no search base configured");
+            return YK_ERR_CONFIG;
+        }
+        return targets_add(st, st->cfg.base, strlen(st->cfg.base),
+                           LDAP_SCOPE_SUBTREE);
+    }
+
+    rc = ldap_search_ext(c->ld, st->cfg.kldap_realm_dn, LDAP_SCOPE_BASE,
+                         "(objectClass=*)", (char **)attrs, 0, NULL, NULL,
+                         &tv, 1, &msgid);
+    if (rc != LDAP_SUCCESS)
+        return conn_fail(st, c, "reading the realm container", rc, NULL,
+                         YK_OP_READ);
+    ret = conn_wait(st, c, msgid, "reading the realm container",
+                    YK_OP_READ, &res);
+    if (ret)
+        return ret;
+    msg = ldap_first_entry(c->ld, res);
+    if (msg != NULL) {
+        v = ldap_get_values_len(c->ld, msg, "krbSubTrees");
+        sc = ldap_get_values_len(c->ld, msg, "krbSearchScope");
+        if (sc != NULL && sc[0] != NULL && sc[0]->bv_len == 1 &&
+            sc[0]->bv_val[0] == '1')
+            scope = LDAP_SCOPE_ONELEVEL;
+    }
+    ret = conn_check_result(st, c, res, "reading the realm container",
+                            YK_OP_READ);
+    res = NULL;
+    if (ret == 0 && msg == NULL) {
+        set_error(st, "realm container %s not found",
+                  st->cfg.kldap_realm_dn);
+        ret = YK_ERR_STORE_NOT_FOUND;
+    }
+    if (ret)
+        goto cleanup;
+    ret = targets_add(st, st->cfg.kldap_realm_dn,
+                      strlen(st->cfg.kldap_realm_dn), LDAP_SCOPE_SUBTREE);
+    for (i = 0; ret == 0 && v != NULL && v[i] != NULL; i++)
+        ret = targets_add(st, v[i]->bv_val, v[i]->bv_len, scope);
+    if (ret)
+        targets_clear(st);
+
+cleanup:
+    ldap_value_free_len(v);
+    ldap_value_free_len(sc);
+    return ret;
+}
+
+/* Check a search's final result (res is freed).  The entries count even
+ * when the size limit cut the search; a base that does not exist (a
+ * missing subtree) simply holds no entry. */
+static krb5_error_code
+search_check_result(yk_store *st, yk_conn *c, LDAPMessage *res,
+                    int sizelimit)
+{
+    krb5_error_code ret = 0;
+    char *diag = NULL;
+    int rc, err = LDAP_SUCCESS;
+
+    rc = ldap_parse_result(c->ld, res, &err, NULL, &diag, NULL, NULL, 1);
+    if (rc != LDAP_SUCCESS)
+        err = rc;
+    if (err == LDAP_SIZELIMIT_EXCEEDED && sizelimit > 0)
+        err = LDAP_SUCCESS;
+    if (err == LDAP_NO_SUCH_OBJECT)
+        err = LDAP_SUCCESS;
+    if (err != LDAP_SUCCESS)
+        ret = conn_fail(st, c, "search", err, diag, YK_OP_READ);
+    ldap_memfree(diag);
+    return ret;
+}
+
+/* Whether dn was already seen in this search (overlapping targets). */
+static int
+dn_seen(char **seen, size_t nseen, const char *dn)
+{
+    size_t i;
+
+    for (i = 0; i < nseen; i++) {
+        if (strcasecmp(seen[i], dn) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Search every target with filter on the read (or, with write set, the
+ * write) server and call fn for each distinct entry.  sizelimit 0 = no
+ * limit; a search cut by it still delivers its entries.  *count_out gets
+ * the number of distinct entries. */
+static krb5_error_code
+search_targets(yk_store *st, int write, const char *filter, int sizelimit,
+               entry_fn fn, void *arg, size_t *count_out)
+{
+    krb5_error_code ret;
+    yk_conn *c = NULL;
+    struct timeval tv = op_timeout(st);
+    LDAPMessage *res = NULL, *msg;
+    char **seen = NULL, **grown, *dn;
+    size_t nseen = 0, t, i;
+    int rc, msgid;
+
+    ret = conn_get(st, write, &c);
+    if (ret)
+        return ret;
+    ret = targets_load(st, c);
+    if (ret)
+        return ret;
+    for (t = 0; t < st->ntargets; t++) {
+        rc = ldap_search_ext(c->ld, st->targets[t].base,
+                             st->targets[t].scope, filter,
+                             (char **)entry_attrs, 0, NULL, NULL, &tv,
+                             sizelimit, &msgid);
+        if (rc != LDAP_SUCCESS) {
+            ret = conn_fail(st, c, "search", rc, NULL, YK_OP_READ);
+            goto cleanup;
+        }
+        ret = conn_wait(st, c, msgid, "search", YK_OP_READ, &res);
+        if (ret)
+            goto cleanup;
+        for (msg = ldap_first_entry(c->ld, res); msg != NULL;
+             msg = ldap_next_entry(c->ld, msg)) {
+            dn = ldap_get_dn(c->ld, msg);
+            if (dn == NULL) {
+                ret = ENOMEM;
+                goto cleanup;
+            }
+            if (dn_seen(seen, nseen, dn)) {
+                ldap_memfree(dn);
+                continue;
+            }
+            grown = realloc(seen, (nseen + 1) * sizeof(*seen));
+            if (grown == NULL) {
+                ldap_memfree(dn);
+                ret = ENOMEM;
+                goto cleanup;
+            }
+            seen = grown;
+            seen[nseen] = strdup(dn);
+            ldap_memfree(dn);
+            if (seen[nseen] == NULL) {
+                ret = ENOMEM;
+                goto cleanup;
+            }
+            nseen++;
+            ret = fn(c->ld, msg, arg);
+            if (ret)
+                goto cleanup;
+        }
+        ret = search_check_result(st, c, res, sizelimit);
+        res = NULL;
+        if (ret)
+            goto cleanup;
+    }
+    *count_out = nseen;
+
+cleanup:
+    ldap_msgfree(res);
+    for (i = 0; i < nseen; i++)
+        free(seen[i]);
+    free(seen);
+    return ret;
+}
+
+/* search_targets with SIGPIPE blocked. */
+static krb5_error_code
+store_search(yk_store *st, int write, const char *filter, int sizelimit,
+             entry_fn fn, void *arg, size_t *count_out)
+{
+    krb5_error_code ret;
+    sigpipe_guard g;
+
+    sigpipe_block(&g);
+    ret = search_targets(st, write, filter, sizelimit, fn, arg, count_out);
+    sigpipe_restore(&g);
+    return ret;
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+/* Lookup state: the first entry parsed, and the principal asked for. */
+typedef struct {
+    const char *principal;
+    yk_entry *entry;
+} lookup_arg;
+
+/* entry_fn for lookups: parse the first entry only. */
+static krb5_error_code
+lookup_entry(LDAP *ld, LDAPMessage *msg, void *arg)
+{
+    lookup_arg *la = arg;
+
+    if (la->entry != NULL)
+        return 0;
+    return entry_parse(ld, msg, la->principal, &la->entry);
+}
+
+/* Make a store for a copy of cfg; no connection yet. */
+krb5_error_code
+yk_store_new(const yk_store_config *cfg, yk_store **out)
+{
+    krb5_error_code ret;
+    yk_store *st = NULL;
+
+    if (cfg == NULL || cfg->uri == NULL || cfg->uri[0] == '\0')
+        return YK_ERR_CONFIG;
+    st = calloc(1, sizeof(*st));
+    if (st == NULL)
+        return ENOMEM;
+    ret = yk_store_config_copy(cfg, &st->cfg);
+    if (ret) {
+        free(st);
+        return ret;
+    }
+    if (st->cfg.filter == NULL) {
+        st->cfg.filter = strdup(YK_DEFAULT_FILTER);
+        if (st->cfg.filter == NULL) {
+            yk_store_free(st);
+            return ENOMEM;
+        }
+    }
+    if (st->cfg.timeout_ms <= 0)
+        st->cfg.timeout_ms = YK_DEFAULT_TIMEOUT_MS;
+    st->rd.is_write = 0;
+    st->wr.is_write = 1;
+    *out = st;
+    return 0;
+}
+
+/* Close both connections, wipe the configuration's password and free;
+ * NULL is accepted. */
+void
+yk_store_free(yk_store *st)
+{
+    if (st == NULL)
+        return;
+    conn_drop(&st->rd);
+    conn_drop(&st->wr);
+    targets_clear(st);
+    yk_store_config_clear(&st->cfg);
+    free(st);
+}
+
+/* The last LDAP failure described in words (never holds a secret). */
+const char *
+yk_store_last_error(const yk_store *st)
+{
+    if (st == NULL || st->errbuf[0] == '\0')
+        return "no LDAP error";
+    return st->errbuf;
+}
+
+/* Find principal's one entry and parse its tokens. */
+krb5_error_code
+yk_store_lookup(yk_store *st, const char *principal, int fresh,
+                yk_entry **entry_out)
+{
+    krb5_error_code ret;
+    lookup_arg la = { principal, NULL };
+    char *filter = NULL;
+    size_t n = 0;
+
+    if (st == NULL || principal == NULL)
+        return EINVAL;
+    ret = make_filter(st->cfg.filter, principal, &filter);
+    if (ret)
+        return ret;
+    /* A limit of 2 is enough to tell one match from several. */
+    ret = store_search(st, fresh, filter, 2, lookup_entry, &la, &n);
+    if (ret)
+        goto cleanup;
+    if (n == 0) {
+        set_error(st, "no entry matches %s", filter);
+        ret = YK_ERR_STORE_NOT_FOUND;
+        goto cleanup;
+    }
+    if (n > 1) {
+        set_error(st, "several entries match %s", filter);
+        ret = YK_ERR_STORE_AMBIGUOUS;
+        goto cleanup;
+    }
+    *entry_out = la.entry;
+    la.entry = NULL;
+
+cleanup:
+    yk_entry_free(la.entry);
+    free(filter);
+    return ret;
+}
+
+/* The token with public id pubid in entry, or NULL. */
+yk_token *
+yk_entry_find_token(const yk_entry *entry, const char *pubid)
+{
+    size_t i;
+
+    if (entry == NULL || pubid == NULL)
+        return NULL;
+    for (i = 0; i < entry->ntokens; i++) {
+        if (strcmp(entry->tokens[i].pubid, pubid) == 0)
+            return &entry->tokens[i];
+    }
+    return NULL;
+}
+
+/* Free a raw-value list. */
+static void
+raw_free(char **vals, size_t *lens, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        free(vals[i]);
+    free(vals);
+    free(lens);
+}
+
+/* Free an entry and its tokens; NULL is accepted. */
+void
+yk_entry_free(yk_entry *entry)
+{
+    size_t i;
+    yk_token *tok;
+
+    if (entry == NULL)
+        return;
+    for (i = 0; i < entry->ntokens; i++) {
+        tok = &entry->tokens[i];
+        yk_secret_rec_free(tok->secret);
+        free(tok->secret_raw);
+        free(tok->state_raw);
+        raw_free(tok->extra_raw, tok->extra_raw_len, tok->nextra);
+        raw_free(tok->secret_extra_raw, tok->secret_extra_raw_len,
+                 tok->nsecret_extra);
+    }
+    free(entry->tokens);
+    free(entry->dn);
+    free(entry->principal);
+    free(entry);
+}
+
+/* --- writing ------------------------------------------------------------ */
+
+/* A modification list under construction; values point to the caller's
+ * strings, the list owns only its arrays. */
+typedef struct {
+    LDAPMod **mods;
+    size_t n;
+} modlist;
+
+/* Append a modification op on attr with nvals values (lens NULL: the
+ * values are NUL-terminated). */
+static krb5_error_code
+modlist_add(modlist *ml, int op, const char *attr, size_t nvals,
+            char *const *vals, const size_t *lens)
+{
+    LDAPMod **grown, *m = NULL;
+    size_t i;
+
+    grown = realloc(ml->mods, (ml->n + 2) * sizeof(*grown));
+    if (grown == NULL)
+        return ENOMEM;
+    ml->mods = grown;
+    grown[ml->n] = NULL;
+    m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return ENOMEM;
+    m->mod_op = op | LDAP_MOD_BVALUES;
+    m->mod_type = (char *)attr;
+    m->mod_bvalues = calloc(nvals + 1, sizeof(struct berval *));
+    if (m->mod_bvalues == NULL) {
+        free(m);
+        return ENOMEM;
+    }
+    grown[ml->n++] = m;
+    grown[ml->n] = NULL;
+    for (i = 0; i < nvals; i++) {
+        m->mod_bvalues[i] = malloc(sizeof(struct berval));
+        if (m->mod_bvalues[i] == NULL)
+            return ENOMEM;
+        m->mod_bvalues[i]->bv_val = vals[i];
+        m->mod_bvalues[i]->bv_len = lens != NULL ? lens[i] :
+            strlen(vals[i]);
+    }
+    return 0;
+}
+
+/* Append a modification with a single NUL-terminated value. */
+static krb5_error_code
+modlist_add1(modlist *ml, int op, const char *attr, const char *val)
+{
+    char *v = (char *)val;
+
+    return modlist_add(ml, op, attr, 1, &v, NULL);
+}
+
+/* Free a modification list (not the values it points to). */
+static void
+modlist_free(modlist *ml)
+{
+    size_t i, j;
+
+    for (i = 0; i < ml->n; i++) {
+        for (j = 0; ml->mods[i]->mod_bvalues[j] != NULL; j++)
+            free(ml->mods[i]->mod_bvalues[j]);
+        free(ml->mods[i]->mod_bvalues);
+        free(ml->mods[i]);
+    }
+    free(ml->mods);
+    ml->mods = NULL;
+    ml->n = 0;
+}
+
+/* Send one modify of dn on the write server and wait for its result. */
+static krb5_error_code
+modify_entry(yk_store *st, const char *dn, modlist *ml,
+             enum yk_op_kind kind)
+{
+    krb5_error_code ret;
+    yk_conn *c = NULL;
+    LDAPMessage *res = NULL;
+    int rc, msgid;
+
+    if (ml->n == 0)
+        return 0;
+    ret = conn_get(st, 1, &c);
+    if (ret)
+        return ret;
+    rc = ldap_modify_ext(c->ld, dn, ml->mods, NULL, NULL, &msgid);
+    if (rc != LDAP_SUCCESS)
+        return conn_fail(st, c, "modify", rc, NULL, kind);
+    ret = conn_wait(st, c, msgid, "modify", kind, &res);
+    if (ret)
+        return ret;
+    return conn_check_result(st, c, res, "modify", kind);
+}
+
+/* modify_entry with SIGPIPE blocked. */
+static krb5_error_code
+store_modify(yk_store *st, const char *dn, modlist *ml,
+             enum yk_op_kind kind)
+{
+    krb5_error_code ret;
+    sigpipe_guard g;
+
+    sigpipe_block(&g);
+    ret = modify_entry(st, dn, ml, kind);
+    sigpipe_restore(&g);
+    return ret;
+}
+
+/* Add to ml the deletion of every state value of tok read (the winner
+ * and the extras); *n_out says how many. */
+static krb5_error_code
+modlist_del_states(modlist *ml, const yk_token *tok, size_t *n_out)
+{
+    krb5_error_code ret;
+
+    *n_out = 0;
+    if (tok->state_raw != NULL) {
+        ret = modlist_add(ml, LDAP_MOD_DELETE, YK_ATTR_STATE, 1,
+                          &tok->state_raw, &tok->state_raw_len);
+        if (ret)
+            return ret;
+        (*n_out)++;
+    }
+    if (tok->nextra > 0) {
+        ret = modlist_add(ml, LDAP_MOD_DELETE, YK_ATTR_STATE, tok->nextra,
+                          tok->extra_raw, tok->extra_raw_len);
+        if (ret)
+            return ret;
+        *n_out += tok->nextra;
+    }
+    return 0;
+}
+
+/* Add to ml the deletion of every secret value of tok read. */
+static krb5_error_code
+modlist_del_secrets(modlist *ml, const yk_token *tok, size_t *n_out)
+{
+    krb5_error_code ret;
+
+    *n_out = 0;
+    if (tok->secret_raw != NULL) {
+        ret = modlist_add(ml, LDAP_MOD_DELETE, YK_ATTR_SECRET, 1,
+                          &tok->secret_raw, &tok->secret_raw_len);
+        if (ret)
+            return ret;
+        (*n_out)++;
+    }
+    if (tok->nsecret_extra > 0) {
+        ret = modlist_add(ml, LDAP_MOD_DELETE, YK_ATTR_SECRET,
+                          tok->nsecret_extra, tok->secret_extra_raw,
+                          tok->secret_extra_raw_len);
+        if (ret)
+            return ret;
+        *n_out += tok->nsecret_extra;
+    }
+    return 0;
+}
+
+/* Compare-and-swap tok's state: delete the exact values read, add the
+ * new one, in one modify on the write server. */
+krb5_error_code
+yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
+                   const yk_state_rec *new_state)
+{
+    krb5_error_code ret;
+    modlist ml = { NULL, 0 };
+    char *value = NULL;
+    size_t ndel;
+
+    if (st == NULL || entry == NULL || tok == NULL || new_state == NULL ||
+        strcmp(new_state->pubid, tok->pubid) != 0)
+        return EINVAL;
+    /* Without a value to delete there is nothing to compare against: an
+     * add alone would let two writers both win. */
+    if (!tok->has_state || tok->state_raw == NULL)
+        return YK_ERR_RECORD_FORMAT;
+    ret = yk_state_rec_format(new_state, &value);
+    if (ret)
+        return ret;
+    ret = modlist_del_states(&ml, tok, &ndel);
+    if (ret == 0)
+        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_STATE, value);
+    if (ret == 0)
+        ret = store_modify(st, entry->dn, &ml, YK_OP_WRITE);
+    modlist_free(&ml);
+    free(value);
+    return ret;
+}
+
+/* entry_fn for yk_store_find_pubid: keep the first entry, count all. */
+static krb5_error_code
+pubid_entry(LDAP *ld, LDAPMessage *msg, void *arg)
+{
+    yk_entry **first = arg;
+
+    if (*first != NULL)
+        return 0;
+    return entry_parse(ld, msg, NULL, first);
+}
+
+/* Which principal holds pubid (searched on the write server, the
+ * freshest copy). */
+krb5_error_code
+yk_store_find_pubid(yk_store *st, const char *pubid, char **principal_out,
+                    char **dn_out)
+{
+    krb5_error_code ret;
+    yk_entry *e = NULL;
+    char *filter = NULL, *principal = NULL, *dn = NULL;
+    size_t n = 0;
+
+    if (st == NULL || !yk_pubid_valid(pubid))
+        return EINVAL;
+    ret = make_filter(YK_PUBID_FILTER, pubid, &filter);
+    if (ret)
+        return ret;
+    ret = store_search(st, 1, filter, 2, pubid_entry, &e, &n);
+    if (ret)
+        goto cleanup;
+    if (n == 0) {
+        ret = YK_ERR_TOKEN_UNKNOWN;
+        goto cleanup;
+    }
+    if (n > 1) {
+        set_error(st, "public id %s is on several entries", pubid);
+        ret = YK_ERR_STORE_AMBIGUOUS;
+        goto cleanup;
+    }
+    principal = strdup(e->principal);
+    dn = strdup(e->dn);
+    if (principal == NULL || dn == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    if (principal_out != NULL) {
+        *principal_out = principal;
+        principal = NULL;
+    }
+    if (dn_out != NULL) {
+        *dn_out = dn;
+        dn = NULL;
+    }
+
+cleanup:
+    free(principal);
+    free(dn);
+    free(filter);
+    yk_entry_free(e);
+    return ret;
+}
+
+/* Whether the entry at dn already has the auxiliary class (read from the
+ * write server). */
+static krb5_error_code
+read_has_aux(yk_store *st, const char *dn, int *has_out)
+{
+    krb5_error_code ret;
+    yk_conn *c = NULL;
+    const char *attrs[] = { "objectClass", NULL };
+    struct timeval tv = op_timeout(st);
+    LDAPMessage *res = NULL, *msg;
+    struct berval **v = NULL;
+    int rc, msgid, has = 0;
+    size_t i;
+
+    ret = conn_get(st, 1, &c);
+    if (ret)
+        return ret;
+    rc = ldap_search_ext(c->ld, dn, LDAP_SCOPE_BASE, "(objectClass=*)",
+                         (char **)attrs, 0, NULL, NULL, &tv, 1, &msgid);
+    if (rc != LDAP_SUCCESS)
+        return conn_fail(st, c, "search", rc, NULL, YK_OP_READ);
+    ret = conn_wait(st, c, msgid, "search", YK_OP_READ, &res);
+    if (ret)
+        return ret;
+    msg = ldap_first_entry(c->ld, res);
+    if (msg != NULL)
+        v = ldap_get_values_len(c->ld, msg, "objectClass");
+    for (i = 0; v != NULL && v[i] != NULL; i++) {
+        if (v[i]->bv_len == strlen(YK_AUX_CLASS) &&
+            strncasecmp(v[i]->bv_val, YK_AUX_CLASS, v[i]->bv_len) == 0)
+            has = 1;
+    }
+    ldap_value_free_len(v);
+    ret = conn_check_result(st, c, res, "search", YK_OP_READ);
+    if (ret == 0 && msg == NULL)
+        ret = YK_ERR_STORE_NOT_FOUND;
+    if (ret == 0)
+        *has_out = has;
+    return ret;
+}
+
+/* read_has_aux with SIGPIPE blocked. */
+static krb5_error_code
+entry_has_aux(yk_store *st, const char *dn, int *has_out)
+{
+    krb5_error_code ret;
+    sigpipe_guard g;
+
+    sigpipe_block(&g);
+    ret = read_has_aux(st, dn, has_out);
+    sigpipe_restore(&g);
+    return ret;
+}
+
+/* Add a token (public id, secret, initial state) to entry in one modify,
+ * with the auxiliary class when the entry lacks it. */
+krb5_error_code
+yk_store_add_token(yk_store *st, const yk_entry *entry,
+                   const yk_secret_rec *secret, const yk_state_rec *state)
+{
+    krb5_error_code ret;
+    modlist ml = { NULL, 0 };
+    char *sec = NULL, *sta = NULL;
+    int has_aux = 0;
+
+    if (st == NULL || entry == NULL || secret == NULL || state == NULL ||
+        strcmp(secret->pubid, state->pubid) != 0)
+        return EINVAL;
+    ret = yk_secret_rec_format(secret, &sec);
+    if (ret == 0)
+        ret = yk_state_rec_format(state, &sta);
+    if (ret)
+        goto cleanup;
+
+    /* Our own check; slapo-unique enforces it against races. */
+    ret = yk_store_find_pubid(st, secret->pubid, NULL, NULL);
+    if (ret == 0) {
+        set_error(st, "public id %s is already enrolled", secret->pubid);
+        ret = YK_ERR_STORE_EXISTS;
+    }
+    if (ret == YK_ERR_STORE_AMBIGUOUS)
+        ret = YK_ERR_STORE_EXISTS;
+    if (ret != YK_ERR_TOKEN_UNKNOWN)
+        goto cleanup;
+    ret = entry_has_aux(st, entry->dn, &has_aux);
+    if (ret)
+        goto cleanup;
+
+    if (!has_aux)
+        ret = modlist_add1(&ml, LDAP_MOD_ADD, "objectClass", YK_AUX_CLASS);
+    if (ret == 0)
+        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_PUBID, secret->pubid);
+    if (ret == 0)
+        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_SECRET, sec);
+    if (ret == 0)
+        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_STATE, sta);
+    if (ret == 0)
+        ret = store_modify(st, entry->dn, &ml, YK_OP_ADD_TOKEN);
+
+cleanup:
+    modlist_free(&ml);
+    free(sec);
+    free(sta);
+    return ret;
+}
+
+/* The state an administrative write leaves: new_state when given (its
+ * generation raised past the old one), else the old counter and last use
+ * with gen + 1 and no nonce (an administrator wrote it).  *has_out is 0
+ * when there is neither (the token has no valid state). */
+static void
+admin_state(const yk_token *tok, const yk_state_rec *new_state,
+            yk_state_rec *out, int *has_out)
+{
+    *has_out = 1;
+    if (new_state != NULL) {
+        *out = *new_state;
+        if (tok->has_state && out->gen <= tok->state.gen)
+            out->gen = tok->state.gen + 1;
+    } else if (tok->has_state) {
+        *out = tok->state;
+        out->gen++;
+        out->has_nonce = 0;
+        out->nonce = YK_NONCE_NONE;
+    } else {
+        *has_out = 0;
+    }
+}
+
+/* Replace tok's secret record and rewrite its state value in one modify;
+ * every value read for the token (extras included) is deleted exactly. */
+krb5_error_code
+yk_store_update_token(yk_store *st, const yk_entry *entry,
+                      const yk_token *tok, const yk_secret_rec *secret,
+                      const yk_state_rec *new_state)
+{
+    krb5_error_code ret;
+    modlist ml = { NULL, 0 };
+    yk_state_rec next;
+    char *sec = NULL, *sta = NULL;
+    size_t ndel;
+    int has_next;
+
+    if (st == NULL || entry == NULL || tok == NULL || secret == NULL ||
+        strcmp(secret->pubid, tok->pubid) != 0 ||
+        (new_state != NULL && strcmp(new_state->pubid, tok->pubid) != 0))
+        return EINVAL;
+    admin_state(tok, new_state, &next, &has_next);
+    ret = yk_secret_rec_format(secret, &sec);
+    if (ret == 0 && has_next)
+        ret = yk_state_rec_format(&next, &sta);
+    if (ret == 0)
+        ret = modlist_del_secrets(&ml, tok, &ndel);
+    if (ret == 0)
+        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_SECRET, sec);
+    if (ret == 0)
+        ret = modlist_del_states(&ml, tok, &ndel);
+    if (ret == 0 && sta != NULL)
+        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_STATE, sta);
+    if (ret == 0 && !tok->has_pubid)
+        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_PUBID, tok->pubid);
+    if (ret == 0)
+        ret = store_modify(st, entry->dn, &ml, YK_OP_WRITE);
+    modlist_free(&ml);
+    free(sec);
+    free(sta);
+    return ret;
+}
+
+/* Remove tok's public id and every secret and state value read for it. */
+krb5_error_code
+yk_store_delete_token(yk_store *st, const yk_entry *entry,
+                      const yk_token *tok)
+{
+    krb5_error_code ret = 0;
+    modlist ml = { NULL, 0 };
+    size_t nsec = 0, nsta = 0;
+
+    if (st == NULL || entry == NULL || tok == NULL)
+        return EINVAL;
+    if (tok->has_pubid)
+        ret = modlist_add1(&ml, LDAP_MOD_DELETE, YK_ATTR_PUBID, tok->pubid);
+    if (ret == 0)
+        ret = modlist_del_secrets(&ml, tok, &nsec);
+    if (ret == 0)
+        ret = modlist_del_states(&ml, tok, &nsta);
+    if (ret == 0 && ml.n == 0)
+        ret = YK_ERR_TOKEN_UNKNOWN;
+    if (ret == 0)
+        ret = store_modify(st, entry->dn, &ml, YK_OP_WRITE);
+    modlist_free(&ml);
+    return ret;
+}
+
+/* Set the policy (REPLACE on the single-valued attribute) and rewrite the
+ * state value of every token that has one, in one modify. */
+krb5_error_code
+yk_store_set_policy(yk_store *st, const yk_entry *entry, int policy)
+{
+    krb5_error_code ret;
+    modlist ml = { NULL, 0 };
+    const char *name = yk_policy_name(policy);
+    char **vals = NULL;
+    yk_state_rec next;
+    size_t i, nvals = 0, ndel;
+    int has_next;
+
+    if (st == NULL || entry == NULL || name == NULL)
+        return EINVAL;
+    ret = modlist_add1(&ml, LDAP_MOD_REPLACE, YK_ATTR_POLICY, name);
+    if (ret)
+        goto cleanup;
+    vals = calloc(entry->ntokens + 1, sizeof(*vals));
+    if (vals == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    for (i = 0; i < entry->ntokens; i++) {
+        const yk_token *tok = &entry->tokens[i];
+
+        admin_state(tok, NULL, &next, &has_next);
+        if (!has_next)
+            continue;
+        ret = yk_state_rec_format(&next, &vals[nvals]);
+        if (ret)
+            goto cleanup;
+        nvals++;
+        ret = modlist_del_states(&ml, tok, &ndel);
+        if (ret)
+            goto cleanup;
+    }
+    if (nvals > 0) {
+        ret = modlist_add(&ml, LDAP_MOD_ADD, YK_ATTR_STATE, nvals, vals,
+                          NULL);
+        if (ret)
+            goto cleanup;
+    }
+    ret = store_modify(st, entry->dn, &ml, YK_OP_WRITE);
+
+cleanup:
+    modlist_free(&ml);
+    for (i = 0; i < nvals; i++)
+        free(vals[i]);
+    free(vals);
+    return ret;
+}
+
+/* List state: every entry parsed so far. */
+typedef struct {
+    yk_entry **entries;
+    size_t n;
+} list_arg;
+
+/* entry_fn for listing: parse and collect every entry. */
+static krb5_error_code
+list_entry(LDAP *ld, LDAPMessage *msg, void *arg)
+{
+    krb5_error_code ret;
+    list_arg *la = arg;
+    yk_entry *e = NULL, **grown;
+
+    ret = entry_parse(ld, msg, NULL, &e);
+    if (ret)
+        return ret;
+    grown = realloc(la->entries, (la->n + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        yk_entry_free(e);
+        return ENOMEM;
+    }
+    la->entries = grown;
+    la->entries[la->n++] = e;
+    return 0;
+}
+
+/* Every entry holding token values (principal NULL), or principal's
+ * entry alone; *entries_out malloc'd, free with yk_entries_free. */
+krb5_error_code
+yk_store_list(yk_store *st, const char *principal, yk_entry ***entries_out,
+              size_t *n_out)
+{
+    krb5_error_code ret;
+    list_arg la = { NULL, 0 };
+    yk_entry *one = NULL;
+    size_t n = 0;
+
+    if (st == NULL)
+        return EINVAL;
+    if (principal != NULL) {
+        ret = yk_store_lookup(st, principal, 0, &one);
+        if (ret)
+            return ret;
+        la.entries = malloc(sizeof(*la.entries));
+        if (la.entries == NULL) {
+            yk_entry_free(one);
+            return ENOMEM;
+        }
+        la.entries[0] = one;
+        la.n = 1;
+    } else {
+        ret = store_search(st, 0, YK_LIST_FILTER, 0, list_entry, &la, &n);
+        if (ret) {
+            yk_entries_free(la.entries, la.n);
+            return ret;
+        }
+    }
+    *entries_out = la.entries;
+    *n_out = la.n;
+    return 0;
+}
+
+/* Free a list of entries; NULL is accepted. */
+void
+yk_entries_free(yk_entry **entries, size_t n)
+{
+    size_t i;
+
+    if (entries == NULL)
+        return;
+    for (i = 0; i < n; i++)
+        yk_entry_free(entries[i]);
+    free(entries);
+}

@@ -1,0 +1,317 @@
+# realm.sh: a throwaway DB2 realm whose token directory is lib.sh's slapd.
+#
+# Source it from a bash test (it sources lib.sh itself), then:
+#   yk_realm_setup           temp dir, slapd (lib.sh), kdc.conf, krb5.conf,
+#                            the KDC database, the master keyring
+#   yk_realm_addprinc NAME PW [ADDPRINC OPTIONS...]
+#                            a principal (kadmin.local) and its entry in
+#                            the token directory; PW "-" = -randkey
+#   yk_realm_service NAME [REQUIRE_AUTH]
+#                            a service principal (random key), with the
+#                            require_auth string attribute when given
+#   yk_realm_enroll NAME FILE
+#                            enrol an emulated token for NAME@REALM with
+#                            ykadmin; the state goes to FILE
+#   yk_otp FILE              print the token's next OTP (ykemu)
+#   yk_ykadmin ARGS...       ykadmin as the directory's token administrator
+#   yk_kdc_start / yk_kdc_stop
+#   yk_kinit PRINC [KINIT OPTIONS...] < INPUT
+#                            kinit reading the password (and OTP) lines
+#                            from standard input; output in
+#                            $YK_TMP/kinit.out, returns kinit's status
+#   yk_kdc_attempts PRINC    the module's log lines for PRINC, in order
+#   yk_armor_ccache FILE     a FAST armor ccache from a host keytab
+#
+# Variables: YK_REALM, YK_KDC_PORT, YK_KDC_PID, YK_KDC_LOG, YK_KRB5_DIR,
+# YK_KRB5_CONF (with our client module), YK_KRB5_CONF_PLAIN (without it:
+# a password-only client).  Knobs (before yk_realm_setup): YK_CACHE_TTL,
+# YK_BREAKER_TIME, YK_KDC_EXTRA (more relations for the realm section of
+# kdc.conf, one per line); YK_KDC_WRAPPER (a command line krb5kdc runs
+# under, e.g. "valgrind -q --error-exitcode=9").  Everything lives in
+# $YK_TMP; lib.sh's trap stops every process by PID and removes it.
+
+YK_REALM_SRCDIR=${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." &&
+    pwd)}
+# shellcheck source=lib.sh
+. "$YK_REALM_SRCDIR/tests/integration/lib.sh"
+
+YK_KDC_PORT=
+YK_KDC_PID=
+YK_KRB5_DIR=
+YK_KDC_LOG=
+YK_KRB5_CONF=
+YK_KRB5_CONF_PLAIN=
+YK_KDC_MODULE=$YK_BUILDDIR/.libs/yubikey_kdc.so
+YK_CLIENT_MODULE=$YK_BUILDDIR/.libs/yubikey_client.so
+YK_YKADMIN_BIN=$YK_BUILDDIR/ykadmin
+YK_YKEMU_BIN=$YK_BUILDDIR/tests/emu/ykemu
+YK_DB_PASSWORD=x
+
+# Check for the Kerberos programs (else skip) and our built files (else
+# fail: "make check" builds them first).
+yk_realm_check_tools() {
+    local tool f
+    PATH=$PATH:/usr/sbin
+    for tool in kdb5_util kadmin.local krb5kdc kinit klist kvno kdestroy; do
+        command -v "$tool" >/dev/null 2>&1 ||
+            yk_skip "$tool not found (apt-get install krb5-kdc" \
+                "krb5-admin-server krb5-user)"
+    done
+    for f in "$YK_KDC_MODULE" "$YK_CLIENT_MODULE" "$YK_YKADMIN_BIN" \
+             "$YK_YKEMU_BIN"; do
+        [ -e "$f" ] || yk_fail "$f is not built (run make first)"
+    done
+}
+
+# A free TCP port on 127.0.0.1 for the KDC (not slapd's), below Linux's
+# ephemeral range so that no client connection holds it meanwhile.
+yk_realm_free_port() {
+    local port _
+    for _ in $(seq 50); do
+        port=$((10000 + RANDOM % 22000))
+        [ "$port" = "$YK_SLAPD_PORT" ] && continue
+        yk_port_busy "$port" || { echo "$port"; return 0; }
+    done
+    return 1
+}
+
+# Write kdc.conf, krb5.conf (with our client module) and krb5-plain.conf
+# (without it).
+yk_realm_write_config() {
+    local d=$YK_KRB5_DIR
+    cat > "$d/kdc.conf" <<EOF
+[kdcdefaults]
+ kdc_listen = 127.0.0.1:$YK_KDC_PORT
+ kdc_tcp_listen = 127.0.0.1:$YK_KDC_PORT
+
+[realms]
+ $YK_REALM = {
+  database_name = $d/principal
+  key_stash_file = $d/stash
+  acl_file = $d/kadm5.acl
+  kdc_listen = 127.0.0.1:$YK_KDC_PORT
+  kdc_tcp_listen = 127.0.0.1:$YK_KDC_PORT
+  default_principal_flags = +preauth
+  yubikey_ldap_uri = $YK_LDAP_URI
+  yubikey_ldap_bind_dn = $YK_KDC_DN
+  yubikey_ldap_password_file = $d/kdc.pw
+  yubikey_ldap_base = $YK_LDAP_BASE
+  yubikey_master_key_file = $d/master.keyring
+  yubikey_cache_ttl = ${YK_CACHE_TTL:-5}
+  yubikey_breaker_time = ${YK_BREAKER_TIME:-10}
+${YK_KDC_EXTRA:-}
+ }
+
+[plugins]
+ kdcpreauth = {
+  module = yubikey:$YK_KDC_MODULE
+ }
+
+[logging]
+ kdc = FILE:$YK_KDC_LOG
+ admin_server = FILE:$d/kadmin.log
+ default = FILE:$d/krb5.log
+EOF
+    {
+        cat <<EOF
+[libdefaults]
+ default_realm = $YK_REALM
+ dns_lookup_kdc = false
+ dns_lookup_realm = false
+ rdns = false
+ udp_preference_limit = 1
+ preferred_preauth_types = -22859, 138, 2
+
+[realms]
+ $YK_REALM = {
+  kdc = 127.0.0.1:$YK_KDC_PORT
+ }
+EOF
+    } > "$YK_KRB5_CONF_PLAIN"
+    {
+        cat "$YK_KRB5_CONF_PLAIN"
+        cat <<EOF
+
+[plugins]
+ clpreauth = {
+  module = yubikey:$YK_CLIENT_MODULE
+ }
+EOF
+    } > "$YK_KRB5_CONF"
+}
+
+# The whole realm: slapd started, the KDC configured (not started), its
+# database and the master keyring made.
+yk_realm_setup() {
+    [ -n "$YK_TMP" ] || yk_init
+    yk_realm_check_tools
+    [ -n "$YK_SLAPD_PID" ] || { yk_slapd_setup; yk_slapd_start; }
+
+    YK_KRB5_DIR=$YK_TMP/krb5
+    YK_KDC_LOG=$YK_KRB5_DIR/kdc.log
+    YK_KRB5_CONF=$YK_KRB5_DIR/krb5.conf
+    YK_KRB5_CONF_PLAIN=$YK_KRB5_DIR/krb5-plain.conf
+    mkdir -p "$YK_KRB5_DIR" || yk_fail "mkdir $YK_KRB5_DIR"
+    YK_KDC_PORT=$(yk_realm_free_port) || yk_fail "no free port"
+    (umask 077; printf '%s\n' "$YK_KDC_PW" > "$YK_KRB5_DIR/kdc.pw";
+     printf '%s\n' "$YK_YKADMIN_PW" > "$YK_KRB5_DIR/ykadmin.pw")
+    : > "$YK_KRB5_DIR/kadm5.acl"
+    yk_realm_write_config
+
+    export KRB5_CONFIG=$YK_KRB5_CONF
+    export KRB5_KDC_PROFILE=$YK_KRB5_DIR/kdc.conf
+    export KRB5CCNAME=FILE:$YK_KRB5_DIR/ccache
+    export KRB5RCACHEDIR=$YK_KRB5_DIR
+    unset KRB5_CLIENT_KTNAME KRB5_KTNAME KRB5_TRACE
+
+    kdb5_util -r "$YK_REALM" create -s -P "$YK_DB_PASSWORD" \
+        > "$YK_KRB5_DIR/kdb5_util.log" 2>&1 ||
+        { cat "$YK_KRB5_DIR/kdb5_util.log" >&2;
+          yk_fail "kdb5_util create failed"; }
+    yk_ykadmin init-master-key > "$YK_KRB5_DIR/ykadmin.log" 2>&1 ||
+        { cat "$YK_KRB5_DIR/ykadmin.log" >&2;
+          yk_fail "ykadmin init-master-key failed"; }
+}
+
+# ykadmin bound as the token administrator (a member of the admin group);
+# the rest comes from kdc.conf (KRB5_KDC_PROFILE).
+yk_ykadmin() {
+    "$YK_YKADMIN_BIN" -r "$YK_REALM" --bind-dn "$YK_YKADMIN_DN" \
+        --password-file "$YK_KRB5_DIR/ykadmin.pw" "$@"
+}
+
+# A principal NAME@REALM with password PW ("-" for a random key) and the
+# given addprinc options, plus its entry in the token directory.
+yk_realm_addprinc() {
+    local name=$1 pw=$2
+    shift 2
+    if [ "$pw" = - ]; then
+        set -- -randkey "$@"
+    else
+        set -- -pw "$pw" "$@"
+    fi
+    kadmin.local -r "$YK_REALM" addprinc "$@" "$name" \
+        > "$YK_KRB5_DIR/kadmin.out" 2>&1 ||
+        { cat "$YK_KRB5_DIR/kadmin.out" >&2;
+          yk_fail "kadmin.local addprinc $name failed"; }
+    yk_ldap_add_principal "$name" "$YK_REALM"
+}
+
+# A service principal with a random key (only the KDC needs it: kvno
+# fetches tickets), with require_auth set when REQUIRE_AUTH is given.
+yk_realm_service() {
+    local name=$1 req=${2:-}
+    kadmin.local -r "$YK_REALM" addprinc -randkey "$name" \
+        > "$YK_KRB5_DIR/kadmin.out" 2>&1 ||
+        { cat "$YK_KRB5_DIR/kadmin.out" >&2;
+          yk_fail "kadmin.local addprinc $name failed"; }
+    if [ -n "$req" ]; then
+        kadmin.local -r "$YK_REALM" setstr "$name" require_auth "$req" \
+            > "$YK_KRB5_DIR/kadmin.out" 2>&1 ||
+            { cat "$YK_KRB5_DIR/kadmin.out" >&2;
+              yk_fail "kadmin.local setstr $name require_auth failed"; }
+    fi
+}
+
+# Enrol an emulated token for NAME@REALM; its state (AES key included)
+# goes to FILE.  Prints nothing; the public id is "$YK_YKEMU_BIN
+# --public-id FILE".
+yk_realm_enroll() {
+    yk_ykadmin enroll "$1@$YK_REALM" --emulate "$2" \
+        >> "$YK_KRB5_DIR/ykadmin.log" 2>&1 ||
+        { tail -5 "$YK_KRB5_DIR/ykadmin.log" >&2;
+          yk_fail "ykadmin enroll $1 failed"; }
+}
+
+# The next OTP of the emulated token in FILE.
+yk_otp() {
+    "$YK_YKEMU_BIN" "$1" || yk_fail "ykemu $1 failed"
+}
+
+# How many times the KDC log says it started.
+yk_kdc_starts() {
+    local n
+    n=$(grep -c 'commencing operation' "$YK_KDC_LOG" 2>/dev/null)
+    echo "${n:-0}"
+}
+
+# How many times the KDC log says its port was taken.
+yk_kdc_port_clashes() {
+    local n
+    n=$(grep -c 'Address already in use' "$YK_KDC_LOG" 2>/dev/null)
+    echo "${n:-0}"
+}
+
+# Start krb5kdc in the foreground (-n) in the background, wait until its
+# log says "commencing operation" (a fresh line), fail if it dies.  When
+# another process took the port meanwhile, move the realm to a new port
+# (kdc.conf and both krb5.conf files) and try again.  Arguments go to
+# krb5kdc (e.g. -w 2).
+yk_kdc_start() {
+    local before clashes try _
+    for try in 1 2 3 4 5; do
+        before=$(yk_kdc_starts)
+        clashes=$(yk_kdc_port_clashes)
+        # shellcheck disable=SC2086
+        ${YK_KDC_WRAPPER:-} krb5kdc -n -r "$YK_REALM" "$@" \
+            >> "$YK_KRB5_DIR/krb5kdc.out" 2>&1 &
+        YK_KDC_PID=$!
+        yk_register_pid "$YK_KDC_PID"
+        for _ in $(seq 300); do
+            kill -0 "$YK_KDC_PID" 2>/dev/null || break
+            [ "$(yk_kdc_starts)" -gt "$before" ] && return 0
+            sleep 0.1
+        done
+        if kill -0 "$YK_KDC_PID" 2>/dev/null; then
+            yk_fail "krb5kdc did not start within 30 s (see $YK_KDC_LOG)"
+        fi
+        wait "$YK_KDC_PID" 2>/dev/null
+        YK_KDC_PID=
+        if [ "$(yk_kdc_port_clashes)" -gt "$clashes" ] && [ "$try" -lt 5 ]
+        then
+            echo "note: KDC port $YK_KDC_PORT was taken, moving" >&2
+            YK_KDC_PORT=$(yk_realm_free_port) || yk_fail "no free port"
+            yk_realm_write_config
+            continue
+        fi
+        cat "$YK_KRB5_DIR/krb5kdc.out" >&2
+        tail -5 "$YK_KDC_LOG" >&2 2>/dev/null
+        yk_fail "krb5kdc exited at start"
+    done
+}
+
+# Stop the KDC by PID and wait for it.
+yk_kdc_stop() {
+    [ -n "$YK_KDC_PID" ] || return 0
+    yk_stop_pid "$YK_KDC_PID"
+    YK_KDC_PID=
+}
+
+# kinit PRINC with further kinit options; the password (and OTP) lines
+# come from standard input; output in $YK_TMP/kinit.out.
+yk_kinit() {
+    local princ=$1
+    shift
+    kinit "$@" "$princ" > "$YK_TMP/kinit.out" 2>&1
+}
+
+# The module's per-attempt log lines for PRINC (full name), oldest first.
+yk_kdc_attempts() {
+    grep -F "yubikey: principal=$1 " "$YK_KDC_LOG"
+}
+
+# A FAST armor ccache in FILE, from the keytab of a host principal made
+# for it (as kinit -T needs in krb5 1.20).
+yk_armor_ccache() {
+    local file=$1 host=host/armor.example.com
+    if ! kadmin.local -r "$YK_REALM" getprinc "$host" >/dev/null 2>&1; then
+        yk_realm_service "$host"
+        kadmin.local -r "$YK_REALM" ktadd -k "$YK_KRB5_DIR/armor.keytab" \
+            "$host" > "$YK_KRB5_DIR/kadmin.out" 2>&1 ||
+            { cat "$YK_KRB5_DIR/kadmin.out" >&2; yk_fail "ktadd failed"; }
+    fi
+    kinit -k -t "$YK_KRB5_DIR/armor.keytab" -c "$file" "$host" \
+        > "$YK_KRB5_DIR/armor.out" 2>&1 ||
+        { cat "$YK_KRB5_DIR/armor.out" >&2;
+          yk_fail "kinit of the armor ccache failed"; }
+}

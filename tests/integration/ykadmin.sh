@@ -1,0 +1,380 @@
+#!/bin/bash
+# ykadmin.sh: ykadmin against a real slapd, the way an administrator runs it.
+#
+# Keyring creation, import (secrets on stdin), enrolment of an emulated
+# token, list, disable/enable, policy, verify (the OTPs of tests/emu/ykemu
+# accepted, replays refused), uniqueness of public ids, malformed input, a
+# wrong keyring and LDAP down (clear errors, nothing written), help and man
+# page in step, and no secret in any output or log line.  Exit 0 pass,
+# 1 fail, 77 skip.
+
+set -u
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$top_srcdir/tests/integration/lib.sh"
+
+YKADMIN=${YKADMIN:-$YK_BUILDDIR/ykadmin}
+YKEMU=$YK_BUILDDIR/tests/emu/ykemu
+MANPAGE=$YK_SRCDIR/doc/ykadmin.8
+[ -x "$YKADMIN" ] || yk_fail "ykadmin not built: $YKADMIN"
+[ -x "$YKEMU" ] || yk_fail "ykemu not built: $YKEMU"
+
+yk_init
+T=$YK_TMP
+ALL=$T/all-output.log        # every byte ykadmin printed, for the leak check
+SECRETS=$T/secrets           # every secret used, one per line
+
+# Known token secrets (import) and one more for a wrong-key OTP.
+K1=00112233445566778899aabbccddeeff P1=a1b2c3d4e5f6 ID1=vvccccfbhvbb
+K2=ffeeddccbbaa99887766554433221100 P2=0f1e2d3c4b5a
+printf '%s\n' "$K1" "$P1" "$K2" "$P2" "$YK_YKADMIN_PW" > "$SECRETS"
+
+# Run ykadmin; stdout in $T/out, stderr in $T/err, both appended to $ALL.
+# Returns ykadmin's exit status.
+yka() {
+    local rc
+    "$YKADMIN" "$@" > "$T/out" 2> "$T/err"
+    rc=$?
+    cat "$T/out" "$T/err" >> "$ALL"
+    return $rc
+}
+
+# expect RC DESCRIPTION -- ARGS...: run ykadmin (stdin inherited) and
+# check its exit status; the output stays in $T/out and $T/err.
+expect() {
+    local want=$1 what=$2 rc
+    shift 3
+    yka "$@"
+    rc=$?
+    if [ "$rc" != "$want" ]; then
+        echo "--- stdout:" >&2; cat "$T/out" >&2
+        echo "--- stderr:" >&2; cat "$T/err" >&2
+        yk_fail "$what: exit $rc, expected $want (ykadmin $*)"
+    fi
+}
+
+# err_has TEXT WHAT: stderr of the last run contains TEXT.
+err_has() {
+    grep -qF -- "$1" "$T/err" ||
+        { cat "$T/err" >&2; yk_fail "$2: stderr lacks \"$1\""; }
+}
+
+# out_has TEXT WHAT: stdout of the last run contains TEXT.
+out_has() {
+    grep -qF -- "$1" "$T/out" ||
+        { cat "$T/out" >&2; yk_fail "$2: stdout lacks \"$1\""; }
+}
+
+# row PRINCIPAL PUBID: the list line of that token (empty when absent).
+row() {
+    yka list "$1" || { cat "$T/err" >&2; yk_fail "list $1 failed"; }
+    awk -v p="$2" '$3 == p' "$T/out"
+}
+
+# field PRINCIPAL PUBID N: column N of that token's list line.
+field() {
+    row "$1" "$2" | awk -v n="$3" '{ print $n }'
+}
+
+# no_token PRINCIPAL WHAT: PRINCIPAL holds no token at all.
+no_token() {
+    yka list "$1" || { cat "$T/err" >&2; yk_fail "$2: list $1 failed"; }
+    grep -q "has no token" "$T/out" ||
+        { cat "$T/out" >&2; yk_fail "$2: $1 holds a token"; }
+}
+
+# ---------------------------------------------------------------------
+# Help, usage errors and the man page: no directory needed.
+expect 0 "--help" -- --help
+for c in init-master-key enroll import list disable enable policy verify; do
+    grep -q "^  $c " "$T/out" || yk_fail "--help does not list $c"
+    grep -q "^\.SS $(printf '%s' "$c" | sed 's/-/\\\\-/g')\b" "$MANPAGE" ||
+        yk_fail "the man page has no section for $c"
+done
+opts=$(grep -o -- '--[a-z][a-z-]*' "$T/out" | sort -u)
+for c in init-master-key enroll import list disable enable policy verify; do
+    expect 0 "$c --help" -- "$c" --help
+    grep -q "^Usage: ykadmin \[GLOBAL OPTIONS\] $c" "$T/out" ||
+        yk_fail "$c --help has no usage line"
+    opts="$opts $(grep -o -- '--[a-z][a-z-]*' "$T/out" | sort -u)"
+done
+for o in $(printf '%s\n' $opts | sort -u); do
+    grep -qF -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "$MANPAGE" ||
+        yk_fail "the man page does not describe $o"
+done
+yk_ok "--help and COMMAND --help list what the man page describes"
+
+expect 2 "no command" --
+expect 2 "unknown command" -- frobnicate
+expect 2 "unknown global option" -- --frobnicate list
+expect 2 "missing option argument" -- --realm
+expect 2 "enroll without principal" -- enroll
+expect 2 "import without --public-id" -- import alice
+expect 2 "secrets are never options" -- import alice --public-id "$ID1" \
+    --key "$K1"
+expect 2 "an option of another command" -- list --emulate x
+expect 2 "extra argument" -- disable "$ID1" extra
+expect 2 "bad policy" -- policy alice maybe
+yk_ok "usage errors exit 2"
+
+# ---------------------------------------------------------------------
+# The directory and the configuration ykadmin reads.
+yk_slapd_setup
+yk_slapd_start
+for p in alice bob carol dave; do
+    yk_ldap_add_principal "$p"
+done
+
+printf '%s\n' "$YK_YKADMIN_PW" > "$T/ykadmin.pw"
+chmod 600 "$T/ykadmin.pw"
+cat > "$T/kdc.conf" <<EOF
+[realms]
+	$YK_REALM = {
+		yubikey_ldap_uri = $YK_LDAP_URI
+		yubikey_ldap_bind_dn = $YK_YKADMIN_DN
+		yubikey_ldap_password_file = $T/ykadmin.pw
+		yubikey_ldap_base = $YK_LDAP_BASE
+		yubikey_master_key_file = $T/keyring
+	}
+EOF
+cat > "$T/krb5.conf" <<EOF
+[libdefaults]
+	default_realm = $YK_REALM
+EOF
+export KRB5_CONFIG=$T/krb5.conf KRB5_KDC_PROFILE=$T/kdc.conf
+unset SUDO_USER
+
+# ---------------------------------------------------------------------
+# init-master-key
+expect 0 "init-master-key" -- init-master-key
+[ "$(stat -c %a "$T/keyring")" = 600 ] ||
+    yk_fail "keyring mode is $(stat -c %a "$T/keyring"), not 600"
+err_has "init-master-key keyring=$T/keyring version=1" "init-master-key log"
+sum=$(sha256sum < "$T/keyring")
+expect 1 "init-master-key again" -- init-master-key
+err_has "already exists" "init-master-key again"
+[ "$(sha256sum < "$T/keyring")" = "$sum" ] ||
+    yk_fail "init-master-key changed an existing keyring"
+expect 1 "init-master-key --keyring existing" -- init-master-key \
+    --keyring "$T/keyring"
+expect 0 "init-master-key --keyring other" -- init-master-key \
+    --keyring "$T/other-keyring"
+[ "$(stat -c %a "$T/other-keyring")" = 600 ] ||
+    yk_fail "--keyring file mode is not 600"
+yk_ok "init-master-key creates a 0600 keyring and refuses to overwrite one"
+
+# ---------------------------------------------------------------------
+# import, list, uniqueness
+expect 0 "import alice" -- import alice --public-id "$ID1" \
+    --description "alice's spare key" <<< "$K1 $P1"
+out_has "Imported token $ID1 for alice@$YK_REALM" "import alice"
+err_has "import principal=alice@$YK_REALM public_id=$ID1 state=active" \
+    "import log line"
+err_has "operator=$(id -un)" "import log line names the operator"
+line=$(row alice "$ID1")
+[ -n "$line" ] || yk_fail "list alice does not show $ID1"
+set -- $line
+want="alice@$YK_REALM 2fa active 0 0/0 never $(id -un)"
+[ "$1 $2 $4 $5 $6 $7 $9" = "$want" ] ||
+    yk_fail "list alice: unexpected line: $line"
+expect 0 "list (all)" -- list
+grep -q "^alice@$YK_REALM .* $ID1 .* alice's spare key\$" "$T/out" ||
+    yk_fail "list (all) lacks alice's token with its description"
+yk_ok "import: alice's token listed active, counter 0, never used"
+
+expect 1 "same public id, same principal" -- import alice \
+    --public-id "$ID1" <<< "$K2 $P2"
+err_has "already enrolled for alice@$YK_REALM" "duplicate (same principal)"
+expect 1 "same public id, other principal" -- import bob \
+    --public-id "${ID1^^}" <<< "$K2 $P2"
+err_has "already enrolled for alice@$YK_REALM" "duplicate (other principal)"
+no_token bob "duplicate public id"
+yk_ok "a public id enrolled anywhere is refused, naming its holder"
+
+# Malformed standard input: refused, nothing written.
+bad_input() {
+    printf '%b' "$1" > "$T/in"
+    expect 1 "import: $2" -- import bob --public-id vvccccfbhvbc < "$T/in"
+    err_has "$3" "import: $2"
+}
+bad_input "" "empty input" "standard input is empty"
+bad_input " \n\t\n" "blank input" "standard input is empty"
+bad_input "0011223344 $P1\n" "short key" "exactly 32 hex digits"
+bad_input "${K1}00 $P1\n" "long key" "exactly 32 hex digits"
+bad_input "00112233445566778899aabbccddeefg $P1\n" "non-hex key" \
+    "not hexadecimal"
+bad_input "$K1\n" "no private id" "private id (12 hex digits) is missing"
+bad_input "$K1 a1b2c3\n" "short private id" "exactly 12 hex digits"
+bad_input "$K1 a1b2c3d4e5fz\n" "non-hex private id" "not hexadecimal"
+bad_input "$K1 $P1 extra\n" "trailing garbage" "unexpected data"
+bad_input "$K1 $P1\n$K1 $P1\n" "two lines" "unexpected data"
+bad_input "$K1 $P1 \0\n" "NUL byte" "unexpected data"
+bad_input "$(head -c 600 /dev/zero | tr '\0' ' ')$K1 $P1" "too long" \
+    "too long"
+no_token bob "malformed input"
+yk_ok "malformed standard input refused (short, long, non-hex, missing," \
+    "trailing, empty, too long); nothing written"
+
+# The key round trip: an emulated token holding K1/P1 under ID1 produces
+# OTPs that verify (yk_otp_verify) against what import stored.
+printf '%s %s\n' "$K1" "$P1" |
+    "$YKEMU" --init "$T/alice.emu" --public-id "$ID1" --key-stdin ||
+    yk_fail "ykemu --init --key-stdin failed"
+otp=$("$YKEMU" "$T/alice.emu") || yk_fail "ykemu failed"
+expect 0 "verify an OTP of the imported key" -- verify "$otp"
+out_has "OTP accepted for alice@$YK_REALM: token $ID1, counter 256" \
+    "verify alice"
+expect 1 "verify the same OTP again" -- verify "$otp"
+err_has "replayed" "replayed OTP"
+[ "$(field alice "$ID1" 5)" = 256 ] || yk_fail "counter not stored"
+[ "$(field alice "$ID1" 7)" != never ] || yk_fail "last use not stored"
+printf '%s %s\n' "$K2" "$P1" |
+    "$YKEMU" --init "$T/wrongkey.emu" --public-id "$ID1" --key-stdin ||
+    yk_fail "ykemu --init (wrong key) failed"
+expect 1 "verify an OTP made with another key" -- \
+    verify "$("$YKEMU" "$T/wrongkey.emu")"
+err_has "CRC" "wrong key"
+yk_ok "imported key round trip: ykemu's OTP accepted once, replay and" \
+    "wrong key refused"
+
+# ---------------------------------------------------------------------
+# enroll --emulate
+expect 0 "enroll bob" -- enroll bob --emulate "$T/bob.emu" \
+    --description "bob laptop"
+[ -f "$T/bob.emu" ] || yk_fail "enroll wrote no state file"
+[ "$(stat -c %a "$T/bob.emu")" = 600 ] || yk_fail "state file not 0600"
+bobid=$("$YKEMU" --public-id "$T/bob.emu") || yk_fail "ykemu --public-id"
+[[ $bobid =~ ^cc[cbdefghijklnrtuv]{10}$ ]] ||
+    yk_fail "generated public id $bobid is not cc + 10 modhex"
+sed -n 's/^\(aes_key\|private_id\) //p' "$T/bob.emu" >> "$SECRETS"
+[ "$(grep -c . "$SECRETS")" = 7 ] || yk_fail "emu file lacks key/id lines"
+err_has "enroll principal=bob@$YK_REALM public_id=$bobid state=pending" \
+    "enroll log (pending)"
+err_has "enroll principal=bob@$YK_REALM public_id=$bobid state=active" \
+    "enroll log (active)"
+[ "$(field bob "$bobid" 4) $(field bob "$bobid" 5)" = "active 0" ] ||
+    yk_fail "enrolled token not listed active with counter 0"
+otp=$("$YKEMU" "$T/bob.emu") || yk_fail "ykemu bob failed"
+expect 0 "verify bob's first OTP" -- verify "$otp"
+otp2=$("$YKEMU" "$T/bob.emu") || yk_fail "ykemu bob failed"
+"$YKEMU" --replug "$T/bob.emu" || yk_fail "ykemu --replug failed"
+otp3=$("$YKEMU" "$T/bob.emu") || yk_fail "ykemu bob failed"
+expect 0 "verify bob's OTP after a replug" -- verify "$otp3"
+out_has "counter 512 (usage 2, session 0)" "OTP after replug"
+expect 1 "an OTP older than the last use" -- verify "$otp2"
+err_has "older than the token's last use" "older OTP"
+yk_ok "enroll --emulate: $bobid active, its ykemu OTPs accepted, an older" \
+    "one refused"
+
+expect 1 "enroll with a taken public id" -- enroll carol \
+    --emulate "$T/carol.emu" --public-id "$ID1"
+err_has "already enrolled for alice@$YK_REALM" "enroll, taken public id"
+[ ! -e "$T/carol.emu" ] || yk_fail "refused enroll left a state file"
+expect 1 "enroll over an existing file" -- enroll carol \
+    --emulate "$T/bob.emu"
+err_has "already exists" "enroll over an existing file"
+expect 1 "enroll to an unwritable path" -- enroll carol \
+    --emulate "$T/no/such/dir/carol.emu"
+err_has "cannot create the token state file $T/no/such/dir/carol.emu" \
+    "unwritable emulate path"
+expect 1 "enroll without --emulate" -- enroll carol
+err_has "not available yet in this version; use --emulate FILE" \
+    "enroll without --emulate"
+expect 1 "enroll an unknown principal" -- enroll zed --emulate "$T/zed.emu"
+err_has "zed@$YK_REALM has no entry in the directory" "unknown principal"
+[ ! -e "$T/zed.emu" ] || yk_fail "enroll for an unknown principal wrote"
+no_token carol "refused enrolments"
+expect 0 "enroll with a given public id" -- enroll carol \
+    --emulate "$T/carol.emu" --public-id VVCCCCFBHVCC
+[ "$(field carol vvccccfbhvcc 4)" = active ] ||
+    yk_fail "enroll --public-id: token not listed"
+sed -n 's/^\(aes_key\|private_id\) //p' "$T/carol.emu" >> "$SECRETS"
+yk_ok "enroll refuses a taken public id, an existing or unwritable file," \
+    "an unknown principal; nothing written"
+
+# ---------------------------------------------------------------------
+# disable / enable (the state value is rewritten too)
+state_value() {
+    yk_ldapsearch_as "$YK_ADMIN_DN" "$YK_ADMIN_PW" -b "$YK_PEOPLE_DN" \
+        "(yubikeyPublicId=$1)" yubikeyTokenState | grep '^yubikeyTokenState'
+}
+before=$(state_value "$ID1")
+SUDO_USER=helper expect 0 "disable" -- disable "$ID1"
+err_has "disable principal=alice@$YK_REALM public_id=$ID1 state=disabled" \
+    "disable log"
+err_has "operator=$(id -un)(sudo:helper)" "operator with SUDO_USER"
+[ "$(field alice "$ID1" 4)" = disabled ] || yk_fail "not listed disabled"
+[ "$(state_value "$ID1")" != "$before" ] ||
+    yk_fail "disable did not rewrite the state value"
+expect 1 "verify on a disabled token" -- verify "$("$YKEMU" "$T/alice.emu")"
+err_has "is disabled" "disabled token"
+expect 0 "disable again" -- disable "$ID1"
+out_has "already disabled" "disable again"
+expect 0 "enable" -- enable "$ID1"
+[ "$(field alice "$ID1" 4)" = active ] || yk_fail "not listed active"
+expect 0 "verify after enable" -- verify "$("$YKEMU" "$T/alice.emu")"
+expect 1 "disable an unknown public id" -- disable vvccccfbhvbd
+err_has "no token with public id vvccccfbhvbd" "unknown public id"
+expect 1 "disable a malformed public id" -- disable notmodhex
+yk_ok "disable/enable visible in list, state value rewritten, OTPs of a" \
+    "disabled token refused"
+
+# policy
+expect 0 "policy otp" -- policy alice otp
+err_has "policy principal=alice@$YK_REALM policy=otp" "policy log"
+[ "$(field alice "$ID1" 2)" = otp ] || yk_fail "policy otp not listed"
+expect 0 "policy 2fa" -- policy "alice@$YK_REALM" 2fa
+[ "$(field alice "$ID1" 2)" = 2fa ] || yk_fail "policy 2fa not listed"
+expect 1 "policy of a principal without token" -- policy dave otp
+err_has "dave@$YK_REALM holds no token" "policy without token"
+expect 0 "list dave" -- list dave
+out_has "has no token (policy 2fa)" "list dave"
+yk_ok "policy 2fa|otp visible in list"
+
+# ---------------------------------------------------------------------
+# A wrong keyring and LDAP down: clear errors, nothing written.
+expect 1 "import, missing keyring" -- --keyring "$T/no-keyring" \
+    import dave --public-id vvccccfbhvbe <<< "$K2 $P2"
+err_has "cannot load the master keyring $T/no-keyring" "missing keyring"
+cp "$T/keyring" "$T/open-keyring" && chmod 644 "$T/open-keyring"
+expect 1 "enroll, keyring readable by others" -- --keyring \
+    "$T/open-keyring" enroll dave --emulate "$T/dave.emu"
+err_has "0600" "keyring readable by others"
+[ ! -e "$T/dave.emu" ] || yk_fail "enroll with a bad keyring wrote a file"
+expect 1 "verify with another keyring" -- --keyring "$T/other-keyring" \
+    verify "$("$YKEMU" "$T/alice.emu")"
+err_has "cannot unwrap the secret of token $ID1" "wrong keyring"
+no_token dave "wrong keyring"
+
+dead=$YK_SLAPD_PORT
+while yk_port_busy "$dead"; do dead=$((dead + 1)); done
+expect 1 "import, LDAP unreachable" -- --uri "ldap://127.0.0.1:$dead/" \
+    import dave --public-id vvccccfbhvbe <<< "$K2 $P2"
+err_has "LDAP directory unavailable" "LDAP unreachable"
+err_has "ldap://127.0.0.1:$dead/" "LDAP unreachable names the server"
+yk_slapd_stop
+expect 1 "enroll, slapd stopped" -- enroll dave --emulate "$T/dave.emu"
+err_has "cannot read dave@$YK_REALM: LDAP directory unavailable" \
+    "slapd stopped"
+[ ! -e "$T/dave.emu" ] || yk_fail "enroll with LDAP down wrote a file"
+expect 1 "list, slapd stopped" -- list
+expect 1 "disable, slapd stopped" -- disable "$bobid"
+yk_slapd_start
+no_token dave "LDAP down"
+[ "$(field bob "$bobid" 4)" = active ] || yk_fail "bob's token changed"
+yk_ok "a wrong keyring and LDAP down: clear errors, nothing written"
+
+# ---------------------------------------------------------------------
+# No secret in anything ykadmin printed or logged.
+while read -r s; do
+    [ -n "$s" ] || continue
+    if grep -qiF -- "$s" "$ALL"; then
+        yk_fail "a secret appears in ykadmin's output or log lines"
+    fi
+done < "$SECRETS"
+grep -q "^ykadmin\[[0-9]*\]: .* operator=" "$ALL" ||
+    yk_fail "no syslog-format log line captured"
+yk_ok "no key, private id or bind password in $(wc -l < "$ALL") lines of" \
+    "output and log"
+
+echo "PASS: ykadmin"
+exit 0
