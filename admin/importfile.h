@@ -23,7 +23,9 @@
  * Errors: EINVAL with a one-line message in errbuf ("line 4, field 4 (AES
  * key): expected 32 hex digits, found 30 characters"), naming the line
  * (1-based, as an editor counts them) and the field (1-based column).
- * Messages quote public ids and never a key, private id or access code.
+ * Messages quote canonical public ids and the Traditional log's event
+ * types, never a key, private id or access code (nor any field that
+ * failed validation: a shifted column may hold a key).
  * They do not name the file: the caller prefixes it.  ENOMEM when memory
  * runs out (errbuf says so too).  errbuf may be NULL when errlen is 0;
  * YK_IMPORT_ERRBUF_SIZE bytes hold every message whole.
