@@ -346,9 +346,26 @@ yk_slapd_stop() {
     YK_SLAPD_PID=
 }
 
+# Whether every thread of process $1 is stopped (state T).
+yk_pid_stopped() {
+    local t state
+    for t in /proc/"$1"/task/*; do
+        state=$(sed 's/^.*) \(.\).*/\1/' "$t/stat" 2>/dev/null) || continue
+        [ "$state" = T ] || [ "$state" = t ] || return 1
+    done
+    return 0
+}
+
 # Freeze slapd (SIGSTOP): connections stay open, nothing is answered.
+# Returns once every thread has stopped (the signal is asynchronous).
 yk_slapd_freeze() {
+    local i
     kill -STOP "$YK_SLAPD_PID" || yk_fail "cannot freeze slapd"
+    for i in $(seq 200); do
+        yk_pid_stopped "$YK_SLAPD_PID" && return 0
+        sleep 0.01
+    done
+    yk_fail "slapd did not stop after SIGSTOP"
 }
 
 # Let a frozen slapd run again.
