@@ -35,6 +35,10 @@ typedef struct {
     yk_config cfg;               /* kdc.conf + overrides */
     yk_store *store;             /* opened by yk_admin_store */
     char operator_id[YK_ADMIN_OPERATOR_MAX]; /* who runs us, for the logs */
+    /* ykadmin's own kdc.conf relations and the KDC's database path, read
+     * with the configuration (malloc'd; NULL = unset). */
+    char *public_id_prefix;      /* yubikey_public_id_prefix */
+    char *database_name;         /* the realm's KDB (database_name) */
 } yk_admin;
 
 /* A subcommand: its name, argument synopsis, one-line summary, option
@@ -48,15 +52,83 @@ typedef struct {
     int (*run)(yk_admin *adm, int argc, char **argv);
 } yk_admin_cmd;
 
-/* The commands (admin_master.c, admin_tokens.c). */
+/* The commands: admin_master.c (init-master-key, rewrap), admin_enroll.c,
+ * admin_import.c, admin_tokens.c (list, disable, enable, delete, policy,
+ * verify, raise-counters), admin_purge.c. */
 extern const yk_admin_cmd yk_admin_cmd_init_master_key;
+extern const yk_admin_cmd yk_admin_cmd_rewrap;
 extern const yk_admin_cmd yk_admin_cmd_enroll;
 extern const yk_admin_cmd yk_admin_cmd_import;
 extern const yk_admin_cmd yk_admin_cmd_list;
 extern const yk_admin_cmd yk_admin_cmd_disable;
 extern const yk_admin_cmd yk_admin_cmd_enable;
+extern const yk_admin_cmd yk_admin_cmd_delete;
 extern const yk_admin_cmd yk_admin_cmd_policy;
 extern const yk_admin_cmd yk_admin_cmd_verify;
+extern const yk_admin_cmd yk_admin_cmd_raise_counters;
+extern const yk_admin_cmd yk_admin_cmd_purge;
+
+/* --- command options (admin_util.c) ------------------------------------ */
+
+/* The options of the token commands; each command allows a subset (a
+ * mask of these bits). */
+enum {
+    YK_OPT_EMULATE = 1u << 0,
+    YK_OPT_PUBLIC_ID = 1u << 1,
+    YK_OPT_DESCRIPTION = 1u << 2,
+    YK_OPT_SLOT = 1u << 3,
+    YK_OPT_FORCE = 1u << 4,
+    YK_OPT_REQUIRE = 1u << 5,
+    YK_OPT_ACCESS_CODE_FILE = 1u << 6,
+    YK_OPT_ADD = 1u << 7,
+    YK_OPT_REPLACE = 1u << 8,
+    YK_OPT_PREFIX = 1u << 9,
+    YK_OPT_FILE = 1u << 10,
+    YK_OPT_PRINCIPAL = 1u << 11,
+    YK_OPT_MAP = 1u << 12,
+    YK_OPT_FORMAT = 1u << 13,
+    YK_OPT_DRY_RUN = 1u << 14,
+    YK_OPT_FIRST_OTP = 1u << 15,
+    YK_OPT_JSON = 1u << 16,
+    YK_OPT_BY = 1u << 17,
+    YK_OPT_ALL = 1u << 18,
+    YK_OPT_RESYNC = 1u << 19,
+    YK_OPT_KEYRING = 1u << 20,
+    YK_OPT_KDC_USER = 1u << 21,
+    YK_OPT_ADD_KEY = 1u << 22
+};
+
+#define YK_ADMIN_FIRST_OTP_MAX 64   /* --first-otp options, at most */
+
+/* Parsed options (borrowed from argv) and positional arguments. */
+typedef struct {
+    const char *emulate;
+    const char *public_id;
+    const char *description;
+    const char *slot;
+    const char *access_code_file;
+    const char *public_id_prefix;
+    const char *file;
+    const char *principal;
+    const char *map;
+    const char *format;
+    const char *by;
+    const char *keyring;
+    const char *kdc_user;
+    const char *first_otp[YK_ADMIN_FIRST_OTP_MAX];
+    size_t nfirst_otp;
+    int force, require, add, replace, dry_run, json, all, resync, add_key;
+    int nargs;
+    char **args;
+} yk_admin_args;
+
+/* Parse argv (argv[0] = the command name) for cmd: the options in allowed
+ * (YK_OPT_* bits), then min_args..max_args positional arguments, into *a.
+ * Returns -1 to go on, or an exit status (help printed, or a usage
+ * error). */
+int yk_admin_parse_args(const yk_admin_cmd *cmd, int argc, char **argv,
+                        unsigned int allowed, int min_args, int max_args,
+                        yk_admin_args *a);
 
 /* --- helpers (ykadmin.c) ------------------------------------------------ */
 
@@ -118,5 +190,102 @@ void yk_admin_printable(const char *s, char *out, size_t outsize);
 /* Format Unix time t as ISO 8601 UTC ("2024-05-01T12:00:00Z") into out
  * (at least 21 bytes); t == 0 gives "never". */
 void yk_admin_isotime(int64_t t, char *out, size_t outsize);
+
+/* --- token helpers (admin_util.c) ------------------------------------ */
+
+#define YK_ADMIN_SWAP_TRIES 3       /* re-reads after a lost swap */
+#define YK_ADMIN_GEN_PUBID_LEN 6    /* generated public ids: bytes */
+#define YK_ADMIN_PREFIX_MAX 8       /* modhex characters of a prefix */
+#define YK_ADMIN_DEFAULT_PREFIX "vv" /* Yubico's range for ids programmed
+                                      * by their owners ("cc": factory) */
+
+/* Canonicalize a public id given by an operator (modhex, either case)
+ * into out; 0, or an exit status after printing why. */
+int yk_admin_canon_pubid(const char *in, char out[YK_PUBID_MODHEX_MAX + 1]);
+
+/* Check a description: printable ASCII, at most YK_ADMIN_DESCRIPTION_MAX
+ * bytes; NULL is fine.  0, or an exit status after printing why. */
+int yk_admin_check_description(const char *d);
+
+/* 0 when pubid is enrolled nowhere in the directory (one token, one
+ * principal), else an exit status after printing who holds it. */
+int yk_admin_pubid_free(yk_admin *adm, yk_store *st, const char *pubid);
+
+/* Read principal's entry from the write server (what an administrator
+ * changes next).  0, or an exit status after printing why. */
+int yk_admin_read_entry(yk_admin *adm, yk_store *st, const char *principal,
+                        yk_entry **entry_out);
+
+/* The principal holding pubid (malloc'd into *holder_out).  0, or an exit
+ * status after printing why (unknown public id, directory failure). */
+int yk_admin_find_holder(yk_admin *adm, yk_store *st, const char *pubid,
+                         char **holder_out);
+
+/* Build the secret and initial state records of a new token: secret
+ * wrapped for (principal, pubid) under the keyring's newest key, state
+ * YK_TOKEN_*, the serial (NULL = unknown), counter and last use given.
+ * The caller frees *rec_out with yk_secret_rec_free. */
+krb5_error_code yk_admin_new_records(yk_admin *adm, const yk_keyring *kr,
+                                     const char *principal,
+                                     const char *pubid,
+                                     const yk_token_secret *secret,
+                                     int state, const char *description,
+                                     const char *serial, uint32_t counter,
+                                     int64_t last_use,
+                                     yk_secret_rec **rec_out,
+                                     yk_state_rec *state_out);
+
+/* Add a new token to entry, naming the holder when its public id was
+ * enrolled meanwhile.  0, or an exit status after printing why. */
+int yk_admin_add_token(yk_admin *adm, yk_store *st, const yk_entry *entry,
+                       const yk_secret_rec *rec, const yk_state_rec *state);
+
+/* Set the state of principal's token pubid to new_state (and its serial
+ * when serial is not NULL), re-reading and retrying when a concurrent
+ * write wins the swap.  With from_pending set only a pending token may
+ * change (enrolment); otherwise a pending token is refused.  *old_out
+ * gets the previous state.  Returns a krb5 code, after printing why. */
+krb5_error_code yk_admin_set_token_state(yk_admin *adm, yk_store *st,
+                                         const char *principal,
+                                         const char *pubid, int new_state,
+                                         int from_pending,
+                                         const char *serial, int *old_out);
+
+/* Generate a public id that is free in the directory: prefix (canonical
+ * modhex, 0..YK_ADMIN_PREFIX_MAX characters) then random bytes up to
+ * YK_ADMIN_GEN_PUBID_LEN bytes.  0, or an exit status after printing. */
+int yk_admin_generate_pubid(yk_admin *adm, yk_store *st, const char *prefix,
+                            unsigned char pubid[YK_PUBID_MAX],
+                            size_t *pubid_len_out,
+                            char pubid_mh[YK_PUBID_MODHEX_MAX + 1]);
+
+/* Check a public id prefix: even-length modhex, at most
+ * YK_ADMIN_PREFIX_MAX characters; canonical form into out.  0, or an exit
+ * status after printing why (what names where it came from). */
+int yk_admin_check_prefix(const char *in, const char *what,
+                          char out[YK_ADMIN_PREFIX_MAX + 1]);
+
+/* --- the KDC's database, through kadm5's server library (admin_kdb.c) -- */
+
+typedef struct yk_admin_kdb yk_admin_kdb;
+
+/* Open the realm's database as kadmin.local does (on a KDC, with its
+ * stash).  0, or a code after printing why; free with
+ * yk_admin_kdb_close. */
+krb5_error_code yk_admin_kdb_open(yk_admin *adm, yk_admin_kdb **kdb_out);
+
+/* Whether principal (a full name) exists in the database: *exists_out 1
+ * or 0.  Other failures return a code after printing why. */
+krb5_error_code yk_admin_kdb_exists(yk_admin_kdb *kdb,
+                                    const char *principal, int *exists_out);
+
+/* Set +requires_preauth +requires_hwauth on principal; *changed_out is 0
+ * when both were set already.  A code after printing why on failure. */
+krb5_error_code yk_admin_kdb_require_hwauth(yk_admin_kdb *kdb,
+                                            const char *principal,
+                                            int *changed_out);
+
+/* Close the database; NULL is accepted. */
+void yk_admin_kdb_close(yk_admin_kdb *kdb);
 
 #endif /* YK_ADMIN_H */

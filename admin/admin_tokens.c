@@ -1,16 +1,20 @@
-/* admin_tokens.c: ykadmin's token commands (enroll, import, list, ...). */
+/* admin_tokens.c: ykadmin's commands on enrolled tokens (list, verify...). */
 
 /*
- * enroll, import, list, disable, enable, policy and verify.  Each parses
- * its own options, checks everything it can before touching the
- * directory, and logs every change (principal and public id, never a
- * secret) through yk_admin_log.  Token secrets (the AES key and private
- * id, and the standard input they are read from) live in fixed buffers
- * wiped on every path.
+ * list, disable, enable, delete, policy, verify and raise-counters.  Each
+ * parses its own options (admin_util.c), checks everything it can before
+ * touching the directory, and logs every change (principal and public
+ * id, never a secret) through yk_admin_log.  Writes to a token's state go
+ * through the store's compare-and-swap, re-read and retried when a KDC
+ * used the token meanwhile.
  *
- * import reads one line "AESKEYHEX PRIVIDHEX" from standard input: 32 and
- * 12 hexadecimal digits separated by white space, optionally surrounded by
- * white space, nothing else.
+ * Counters.  The KDC compares ((usage & 0x7fff) << 8) | session: one
+ * power-up of the device (a usage-counter step) is 256 in that value.
+ * raise-counters counts in such steps: --by N makes every OTP whose usage
+ * counter is at most the stored one + N refused (the stored value becomes
+ * ((usage + N) << 8) | 0xff), so the token works again at its (N+1)th
+ * power-up after the stored one -- or after "verify --resync" with an OTP
+ * its owner types in front of the helpdesk.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -18,785 +22,25 @@
 #endif
 
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <termios.h>
 #include <time.h>
-#include <unistd.h>
-#include <gcrypt.h>
 
 #include "admin.h"
-#include "emu.h"
 #include "errors.h"
+#include "keywrap.h"
 #include "otp.h"
 #include "record.h"
 #include "secmem.h"
 #include "store.h"
 
-#define SECRET_INPUT_MAX 512          /* bytes of standard input, at most */
-#define AES_KEY_HEX_LEN (2 * YK_AES_KEY_LEN)
-#define PRIVID_HEX_LEN (2 * YK_PRIVID_LEN)
-#define GEN_PUBID_LEN 6               /* "cc" + 10 random modhex */
-#define GEN_PUBID_TRIES 8             /* fresh public ids tried */
-#define SWAP_TRIES 3                  /* re-reads after a lost swap */
 #define USAGE_WARN_MARGIN 1000        /* list warns this close to 0x7fff */
 #define PRINCIPAL_SHOW_MAX 256        /* display width caps for list */
 #define TEXT_SHOW_MAX 256
-
-/* The options the token commands know; each command allows a subset. */
-enum {
-    OPT_EMULATE = 1 << 0,
-    OPT_PUBLIC_ID = 1 << 1,
-    OPT_DESCRIPTION = 1 << 2
-};
-
-/* Parsed options and positional arguments of one command. */
-typedef struct {
-    const char *emulate;
-    const char *public_id;
-    const char *description;
-    int nargs;
-    char **args;
-} tok_args;
-
-/* Parse argv for cmd: the options in allowed, then between min_args and
- * max_args positional arguments.  Returns -1 to go on, or an exit status
- * (help printed, or a usage error). */
-static int
-parse_args(const yk_admin_cmd *cmd, int argc, char **argv,
-           unsigned int allowed, int min_args, int max_args, tok_args *a)
-{
-    static const struct option opts[] = {
-        { "emulate", required_argument, NULL, 'e' },
-        { "public-id", required_argument, NULL, 'p' },
-        { "description", required_argument, NULL, 'd' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 }
-    };
-    const char *name;
-    unsigned int flag;
-    int c;
-
-    memset(a, 0, sizeof(*a));
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'e':
-            flag = OPT_EMULATE;
-            a->emulate = optarg;
-            break;
-        case 'p':
-            flag = OPT_PUBLIC_ID;
-            a->public_id = optarg;
-            break;
-        case 'd':
-            flag = OPT_DESCRIPTION;
-            a->description = optarg;
-            break;
-        case 'h':
-            return yk_admin_help(cmd);
-        case ':':
-            return yk_admin_usage(cmd, "option %s needs an argument",
-                                  argv[optind - 1]);
-        default:
-            return yk_admin_usage(cmd, "unknown option %s",
-                                  argv[optind - 1]);
-        }
-        if (!(allowed & flag)) {
-            name = argv[optind - 1];
-            if (strncmp(name, "--", 2) != 0)
-                name = "this option";
-            return yk_admin_usage(cmd, "%s is not an option of %s", name,
-                                  cmd->name);
-        }
-    }
-    a->nargs = argc - optind;
-    a->args = argv + optind;
-    if (a->nargs < min_args)
-        return yk_admin_usage(cmd, "missing argument");
-    if (a->nargs > max_args)
-        return yk_admin_usage(cmd, "unexpected argument \"%s\"",
-                              a->args[max_args]);
-    return -1;
-}
-
-/* Canonicalize a public id given by an operator (modhex, either case)
- * into out; 0, or an exit status after printing why. */
-static int
-canon_pubid(const char *in, char out[YK_PUBID_MODHEX_MAX + 1])
-{
-    char shown[YK_PUBID_MODHEX_MAX + 1];
-    size_t i, n = strlen(in);
-
-    yk_admin_printable(in, shown, sizeof(shown));
-    if (n > YK_PUBID_MODHEX_MAX)
-        return yk_admin_fail("public id \"%s...\" is too long (at most %d "
-                             "modhex characters)", shown,
-                             YK_PUBID_MODHEX_MAX);
-    for (i = 0; i < n; i++) {
-        char c = in[i];
-
-        out[i] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
-    }
-    out[n] = '\0';
-    if (!yk_pubid_valid(out))
-        return yk_admin_fail("invalid public id \"%s\": it must be an even "
-                             "number (2 to %d) of modhex characters "
-                             "(cbdefghijklnrtuv)", shown,
-                             YK_PUBID_MODHEX_MAX);
-    return 0;
-}
-
-/* Check a description: printable ASCII, at most YK_ADMIN_DESCRIPTION_MAX
- * bytes.  0, or an exit status after printing why. */
-static int
-check_description(const char *d)
-{
-    size_t i;
-
-    if (d == NULL)
-        return 0;
-    if (strlen(d) > YK_ADMIN_DESCRIPTION_MAX)
-        return yk_admin_fail("the description is too long (at most %d "
-                             "bytes)", YK_ADMIN_DESCRIPTION_MAX);
-    for (i = 0; d[i] != '\0'; i++) {
-        unsigned char c = (unsigned char)d[i];
-
-        if (c < 0x20 || c >= 0x7f)
-            return yk_admin_fail("the description must be printable ASCII "
-                                 "text");
-    }
-    return 0;
-}
-
-/* Fail unless pubid is free directory-wide (one token, one principal).
- * Returns 0 when free, or an exit status after printing why. */
-static int
-check_pubid_free(yk_admin *adm, yk_store *st, const char *pubid)
-{
-    char *holder = NULL, *dn = NULL;
-    krb5_error_code ret;
-    int status;
-
-    ret = yk_store_find_pubid(st, pubid, &holder, &dn);
-    if (ret == YK_ERR_TOKEN_UNKNOWN)
-        return 0;
-    if (ret)
-        return yk_admin_store_fail(adm, ret, "cannot check whether public "
-                                   "id %s is enrolled", pubid);
-    status = yk_admin_fail("public id %s is already enrolled for %s: one "
-                           "token, one principal", pubid, holder);
-    free(holder);
-    free(dn);
-    return status;
-}
-
-/* Read principal's directory entry from the write server (what an
- * administrator changes next).  0, or an exit status after printing why. */
-static int
-read_entry(yk_admin *adm, yk_store *st, const char *principal,
-           yk_entry **entry_out)
-{
-    krb5_error_code ret;
-
-    ret = yk_store_lookup(st, principal, 1, entry_out);
-    if (ret == YK_ERR_STORE_NOT_FOUND)
-        return yk_admin_fail("%s has no entry in the directory (create the "
-                             "principal first, e.g. with kadmin)",
-                             principal);
-    if (ret == YK_ERR_STORE_AMBIGUOUS)
-        return yk_admin_fail("more than one directory entry matches %s: "
-                             "fix the directory or the principal filter",
-                             principal);
-    if (ret)
-        return yk_admin_store_fail(adm, ret, "cannot read %s", principal);
-    return 0;
-}
-
-/* Build the secret and initial state records of a new token: secret
- * wrapped for (principal, pubid) under the keyring's newest key.  The
- * caller frees *rec_out with yk_secret_rec_free. */
-static krb5_error_code
-new_token_records(yk_admin *adm, const yk_keyring *kr,
-                  const char *principal, const char *pubid,
-                  const yk_token_secret *secret, int state,
-                  const char *description, yk_secret_rec **rec_out,
-                  yk_state_rec *state_out)
-{
-    yk_secret_rec *rec = NULL;
-    krb5_error_code ret;
-
-    rec = calloc(1, sizeof(*rec));
-    if (rec == NULL)
-        return ENOMEM;
-    snprintf(rec->pubid, sizeof(rec->pubid), "%s", pubid);
-    rec->state = state;
-    rec->enrolled_at = (int64_t)time(NULL);
-    rec->serial = strdup("");
-    rec->enrolled_by = strdup(adm->operator_id);
-    rec->description = strdup(description != NULL ? description : "");
-    if (rec->serial == NULL || rec->enrolled_by == NULL ||
-        rec->description == NULL) {
-        ret = ENOMEM;
-        goto cleanup;
-    }
-    ret = yk_keywrap_wrap(kr, principal, pubid, secret, &rec->wrapped);
-    if (ret)
-        goto cleanup;
-
-    memset(state_out, 0, sizeof(*state_out));
-    snprintf(state_out->pubid, sizeof(state_out->pubid), "%s", pubid);
-    state_out->counter = 0;
-    state_out->gen = 0;
-    state_out->has_nonce = 0;
-    state_out->last_use = 0;
-    *rec_out = rec;
-    rec = NULL;
-
-cleanup:
-    yk_secret_rec_free(rec);
-    return ret;
-}
-
-/* Add a new token to entry, naming the holder when its public id was
- * enrolled meanwhile.  0, or an exit status after printing why. */
-static int
-add_token(yk_admin *adm, yk_store *st, const yk_entry *entry,
-          const yk_secret_rec *rec, const yk_state_rec *state)
-{
-    krb5_error_code ret;
-
-    ret = yk_store_add_token(st, entry, rec, state);
-    if (ret == YK_ERR_STORE_EXISTS)
-        return check_pubid_free(adm, st, rec->pubid) ? YK_ADMIN_EXIT_FAIL :
-            yk_admin_fail("public id %s is already enrolled", rec->pubid);
-    if (ret)
-        return yk_admin_store_fail(adm, ret, "cannot add token %s to %s",
-                                   rec->pubid, entry->principal);
-    return 0;
-}
-
-/* Set the state of principal's token pubid to new_state, re-reading and
- * retrying when a concurrent write wins the swap.  With from_pending set
- * only a pending token may change (enrolment), otherwise a pending token
- * is refused.  *old_out gets the previous state.  Returns a krb5 code,
- * after printing why on failure. */
-static krb5_error_code
-set_token_state(yk_admin *adm, yk_store *st, const char *principal,
-                const char *pubid, int new_state, int from_pending,
-                int *old_out)
-{
-    yk_secret_rec *rec = NULL;
-    yk_entry *entry = NULL;
-    yk_token *tok;
-    krb5_error_code ret = YK_ERR_STORE_CONFLICT;
-    int tries;
-
-    for (tries = 0; tries < SWAP_TRIES && ret == YK_ERR_STORE_CONFLICT;
-         tries++) {
-        yk_entry_free(entry);
-        entry = NULL;
-        yk_secret_rec_free(rec);
-        rec = NULL;
-        if (read_entry(adm, st, principal, &entry) != 0) {
-            ret = YK_ERR_STORE_NOT_FOUND;
-            goto cleanup;
-        }
-        tok = yk_entry_find_token(entry, pubid);
-        if (tok == NULL || tok->secret == NULL) {
-            ret = YK_ERR_TOKEN_UNKNOWN;
-            yk_admin_fail("%s holds no token record for public id %s",
-                          principal, pubid);
-            goto cleanup;
-        }
-        if (tok->malformed) {
-            ret = YK_ERR_RECORD_FORMAT;
-            yk_admin_fail("token %s of %s is damaged in the directory (%s): "
-                          "left as it is", pubid, principal,
-                          tok->malformed_reason != NULL ?
-                          tok->malformed_reason : "malformed");
-            goto cleanup;
-        }
-        if (from_pending != (tok->secret->state == YK_TOKEN_PENDING)) {
-            ret = YK_ERR_TOKEN_UNKNOWN;
-            yk_admin_fail("token %s of %s is %s%s", pubid, principal,
-                          yk_token_state_name(tok->secret->state),
-                          from_pending ? ", not pending: left as it is" :
-                          " (its enrolment did not finish): enrol it again");
-            goto cleanup;
-        }
-        *old_out = tok->secret->state;
-        if (tok->secret->state == new_state) {
-            ret = 0;
-            goto cleanup;
-        }
-        ret = yk_secret_rec_copy(tok->secret, &rec);
-        if (ret) {
-            yk_admin_fail("out of memory");
-            goto cleanup;
-        }
-        rec->state = new_state;
-        ret = yk_store_update_token(st, entry, tok, rec, NULL);
-    }
-    if (ret)
-        yk_admin_store_fail(adm, ret, "cannot change token %s of %s",
-                            pubid, principal);
-
-cleanup:
-    yk_secret_rec_free(rec);
-    yk_entry_free(entry);
-    return ret;
-}
-
-/* Remove the pending token pubid of principal (an enrolment that failed
- * half way).  0 on success, otherwise a code (the reason printed). */
-static krb5_error_code
-remove_pending(yk_admin *adm, yk_store *st, const char *principal,
-               const char *pubid)
-{
-    yk_entry *entry = NULL;
-    yk_token *tok;
-    krb5_error_code ret;
-
-    if (read_entry(adm, st, principal, &entry) != 0)
-        return YK_ERR_STORE_UNAVAILABLE;
-    tok = yk_entry_find_token(entry, pubid);
-    if (tok == NULL || tok->secret == NULL ||
-        tok->secret->state != YK_TOKEN_PENDING) {
-        ret = YK_ERR_TOKEN_UNKNOWN;
-        goto cleanup;
-    }
-    ret = yk_store_delete_token(st, entry, tok);
-    if (ret)
-        yk_admin_store_fail(adm, ret, "cannot remove the pending token %s "
-                            "of %s", pubid, principal);
-
-cleanup:
-    yk_entry_free(entry);
-    return ret;
-}
-
-/* Pick a fresh public id: 0x00 ("cc", like Yubico's own range) and five
- * random bytes, retried while taken.  0, or an exit status. */
-static int
-generate_pubid(yk_admin *adm, yk_store *st,
-               unsigned char pubid[GEN_PUBID_LEN],
-               char pubid_mh[YK_PUBID_MODHEX_MAX + 1])
-{
-    char *holder = NULL, *dn = NULL;
-    krb5_error_code ret;
-    int tries;
-
-    ret = yk_crypto_init();
-    if (ret)
-        return yk_admin_fail("cannot initialise libgcrypt: %s",
-                             yk_strerror(ret));
-    for (tries = 0; tries < GEN_PUBID_TRIES; tries++) {
-        pubid[0] = 0;
-        gcry_randomize(pubid + 1, GEN_PUBID_LEN - 1, GCRY_STRONG_RANDOM);
-        yk_modhex_encode(pubid, GEN_PUBID_LEN, pubid_mh);
-        ret = yk_store_find_pubid(st, pubid_mh, &holder, &dn);
-        if (ret == YK_ERR_TOKEN_UNKNOWN)
-            return 0;
-        if (ret)
-            return yk_admin_store_fail(adm, ret, "cannot check whether "
-                                       "public id %s is enrolled", pubid_mh);
-        free(holder);
-        free(dn);
-        holder = dn = NULL;
-    }
-    return yk_admin_fail("no free public id found in %d tries",
-                         GEN_PUBID_TRIES);
-}
-
-/* Create path for the emulated token's state, refusing an existing file:
- * the state is written over this reservation later.  0, or an exit
- * status after printing why. */
-static int
-reserve_emulate_file(const char *path)
-{
-    int fd;
-
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-              0600);
-    if (fd < 0 && errno == EEXIST)
-        return yk_admin_fail("%s already exists: refusing to overwrite a "
-                             "token state file", path);
-    if (fd < 0)
-        return yk_admin_fail("cannot create the token state file %s: %s",
-                             path, strerror(errno));
-    close(fd);
-    return 0;
-}
-
-/* enroll PRINCIPAL --emulate FILE: a pending record, the token's state
- * file, then the record made active.  A failure after the pending record
- * removes it and the file, and says what is left. */
-static int
-run_enroll(yk_admin *adm, int argc, char **argv)
-{
-    const yk_admin_cmd *cmd = &yk_admin_cmd_enroll;
-    unsigned char pubid[YK_PUBID_MAX];
-    char pubid_mh[YK_PUBID_MODHEX_MAX + 1];
-    yk_token_secret secret;
-    yk_secret_rec *rec = NULL;
-    yk_state_rec state;
-    yk_keyring *kr = NULL;
-    yk_entry *entry = NULL;
-    yk_store *st = NULL;
-    char *principal = NULL;
-    krb5_error_code ret;
-    size_t pubid_len = 0;
-    tok_args a;
-    yk_emu emu;
-    int status, reserved = 0, pending = 0, old = 0;
-
-    memset(&emu, 0, sizeof(emu));
-    memset(&secret, 0, sizeof(secret));
-    (void)mlock(&emu, sizeof(emu));
-    (void)mlock(&secret, sizeof(secret));
-    status = parse_args(cmd, argc, argv,
-                        OPT_EMULATE | OPT_PUBLIC_ID | OPT_DESCRIPTION, 1, 1,
-                        &a);
-    if (status >= 0)
-        goto cleanup;
-    status = YK_ADMIN_EXIT_FAIL;
-    if (a.emulate == NULL) {
-        yk_admin_fail("programming a real YubiKey is not available yet in "
-                      "this version; use --emulate FILE");
-        goto cleanup;
-    }
-    if (*a.emulate == '\0') {
-        status = yk_admin_usage(cmd, "--emulate needs a file name");
-        goto cleanup;
-    }
-    if (check_description(a.description) != 0)
-        goto cleanup;
-    if (a.public_id != NULL) {
-        if (canon_pubid(a.public_id, pubid_mh) != 0)
-            goto cleanup;
-        ret = yk_modhex_decode(pubid_mh, strlen(pubid_mh), pubid,
-                               sizeof(pubid), &pubid_len);
-        if (ret) {
-            yk_admin_fail("invalid public id %s: %s", pubid_mh,
-                          yk_strerror(ret));
-            goto cleanup;
-        }
-    }
-    if (yk_admin_principal(adm, a.args[0], &principal) != 0)
-        goto cleanup;
-
-    /* Everything that can fail without a write, first. */
-    if (yk_admin_load_keyring(adm, &kr) != 0 ||
-        yk_admin_store(adm, &st) != 0 ||
-        read_entry(adm, st, principal, &entry) != 0)
-        goto cleanup;
-    if (a.public_id != NULL) {
-        if (check_pubid_free(adm, st, pubid_mh) != 0)
-            goto cleanup;
-    } else {
-        if (generate_pubid(adm, st, pubid, pubid_mh) != 0)
-            goto cleanup;
-        pubid_len = GEN_PUBID_LEN;
-    }
-    if (reserve_emulate_file(a.emulate) != 0)
-        goto cleanup;
-    reserved = 1;
-
-    /* The token: key and private id from libgcrypt's strong pool. */
-    ret = yk_emu_init(&emu, pubid, pubid_len);
-    if (ret) {
-        yk_admin_fail("cannot generate the token's key: %s",
-                      yk_strerror(ret));
-        goto cleanup;
-    }
-    memcpy(secret.aes_key, emu.aes_key, sizeof(secret.aes_key));
-    memcpy(secret.private_id, emu.private_id, sizeof(secret.private_id));
-    ret = new_token_records(adm, kr, principal, pubid_mh, &secret,
-                            YK_TOKEN_PENDING, a.description, &rec, &state);
-    if (ret) {
-        yk_admin_fail("cannot wrap the token's key: %s", yk_strerror(ret));
-        goto cleanup;
-    }
-
-    /* Pending first: the KDC refuses a record whose device was never
-     * programmed; a programmed device without a record would be worse. */
-    if (add_token(adm, st, entry, rec, &state) != 0)
-        goto cleanup;
-    pending = 1;
-    yk_admin_log(adm, "enroll principal=%s public_id=%s state=pending",
-                 principal, pubid_mh);
-
-    ret = yk_emu_save(&emu, a.emulate);
-    if (ret) {
-        yk_admin_fail("cannot write the token state file %s: %s", a.emulate,
-                      yk_strerror(ret));
-        goto cleanup;
-    }
-    if (set_token_state(adm, st, principal, pubid_mh, YK_TOKEN_ACTIVE, 1,
-                        &old) != 0)
-        goto cleanup;
-    pending = 0;
-    reserved = 0;
-    yk_admin_log(adm, "enroll principal=%s public_id=%s state=active",
-                 principal, pubid_mh);
-    printf("Enrolled token %s for %s: active.\n"
-           "Emulated: its state, AES key included, is in %s.\n", pubid_mh,
-           principal, a.emulate);
-    status = YK_ADMIN_EXIT_OK;
-
-cleanup:
-    if (pending) {
-        /* The token never became usable: take its record back. */
-        if (remove_pending(adm, st, principal, pubid_mh) == 0)
-            yk_admin_log(adm, "enroll principal=%s public_id=%s "
-                         "state=removed reason=enrolment-failed", principal,
-                         pubid_mh);
-        else
-            yk_admin_fail("the pending token %s is left on %s: the KDC "
-                          "refuses it; remove it once the directory "
-                          "answers", pubid_mh, principal);
-    }
-    if (reserved && unlink(a.emulate) != 0 && errno != ENOENT)
-        yk_admin_fail("cannot remove %s (holds no usable token): %s",
-                      a.emulate, strerror(errno));
-    yk_emu_clear(&emu);
-    yk_zap(&secret, sizeof(secret));
-    (void)munlock(&emu, sizeof(emu));
-    (void)munlock(&secret, sizeof(secret));
-    yk_secret_rec_free(rec);
-    yk_entry_free(entry);
-    yk_keyring_free(kr);
-    free(principal);
-    return status;
-}
-
-/* Turn echo off on the terminal fd; *saved_out keeps the old settings.
- * 1 when changed (restore later), 0 otherwise. */
-static int
-echo_off(int fd, struct termios *saved_out)
-{
-    struct termios t;
-
-    if (tcgetattr(fd, saved_out) != 0)
-        return 0;
-    t = *saved_out;
-    t.c_lflag &= ~(tcflag_t)ECHO;
-    t.c_lflag |= ECHONL;
-    return tcsetattr(fd, TCSAFLUSH, &t) == 0;
-}
-
-/* Read the secret input into buf (SECRET_INPUT_MAX bytes): from a
- * terminal one line without echo after a prompt, otherwise everything up
- * to end of file.  read(2), not stdio: no copy outside buf.  EFBIG when
- * longer. */
-static krb5_error_code
-read_secret_input(char *buf, size_t size, size_t *len_out)
-{
-    struct termios saved;
-    krb5_error_code ret = 0;
-    size_t len = 0;
-    ssize_t n;
-    int tty, restore = 0;
-    char extra;
-
-    tty = isatty(STDIN_FILENO);
-    if (tty) {
-        fprintf(stderr, "AES key (32 hex digits) and private id (12 hex "
-                "digits): ");
-        fflush(stderr);
-        restore = echo_off(STDIN_FILENO, &saved);
-    }
-    for (;;) {
-        if (len == size) {
-            /* One byte more tells "exactly full" from "too long". */
-            n = read(STDIN_FILENO, &extra, 1);
-            if (n < 0 && errno == EINTR)
-                continue;
-            ret = (n == 0) ? 0 : (n < 0 ? errno : EFBIG);
-            yk_zap(&extra, sizeof(extra));
-            break;
-        }
-        n = read(STDIN_FILENO, buf + len, tty ? 1 : size - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            ret = errno;
-            break;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-        if (tty && buf[len - 1] == '\n')
-            break;
-    }
-    if (restore)
-        (void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
-    if (!ret)
-        *len_out = len;
-    return ret;
-}
-
-/* Whether c is white space in the secret input. */
-static int
-is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-        c == '\f';
-}
-
-/* Parse "AESKEYHEX PRIVIDHEX" (white space around and between, nothing
- * else) from buf into *secret_out.  On failure *why_out names the problem
- * (never the input). */
-static krb5_error_code
-parse_secret_input(const char *buf, size_t len, yk_token_secret *secret_out,
-                   const char **why_out)
-{
-    size_t i = 0, key_start, key_len, id_start, id_len;
-
-    while (i < len && is_space(buf[i]))
-        i++;
-    key_start = i;
-    while (i < len && !is_space(buf[i]))
-        i++;
-    key_len = i - key_start;
-    while (i < len && is_space(buf[i]))
-        i++;
-    id_start = i;
-    while (i < len && !is_space(buf[i]))
-        i++;
-    id_len = i - id_start;
-    while (i < len && is_space(buf[i]))
-        i++;
-
-    if (key_len == 0) {
-        *why_out = "standard input is empty";
-        return EINVAL;
-    }
-    if (key_len != AES_KEY_HEX_LEN) {
-        *why_out = "the AES key must be exactly 32 hex digits";
-        return EINVAL;
-    }
-    if (yk_hex_decode(buf + key_start, key_len, secret_out->aes_key,
-                      sizeof(secret_out->aes_key)) != 0) {
-        *why_out = "the AES key is not hexadecimal";
-        return EINVAL;
-    }
-    if (id_len == 0) {
-        *why_out = "the private id (12 hex digits) is missing after the "
-            "AES key";
-        return EINVAL;
-    }
-    if (id_len != PRIVID_HEX_LEN) {
-        *why_out = "the private id must be exactly 12 hex digits";
-        return EINVAL;
-    }
-    if (yk_hex_decode(buf + id_start, id_len, secret_out->private_id,
-                      sizeof(secret_out->private_id)) != 0) {
-        *why_out = "the private id is not hexadecimal";
-        return EINVAL;
-    }
-    if (i < len) {
-        *why_out = "unexpected data after the private id";
-        return EINVAL;
-    }
-    return 0;
-}
-
-/* import PRINCIPAL --public-id MODHEX: an existing token's AES key and
- * private id from standard input, stored active (counter 0). */
-static int
-run_import(yk_admin *adm, int argc, char **argv)
-{
-    const yk_admin_cmd *cmd = &yk_admin_cmd_import;
-    char input[SECRET_INPUT_MAX];
-    char pubid_mh[YK_PUBID_MODHEX_MAX + 1];
-    yk_token_secret secret;
-    yk_secret_rec *rec = NULL;
-    yk_state_rec state;
-    yk_keyring *kr = NULL;
-    yk_entry *entry = NULL;
-    yk_store *st = NULL;
-    char *principal = NULL;
-    const char *why = NULL;
-    krb5_error_code ret;
-    size_t len = 0;
-    tok_args a;
-    int status;
-
-    memset(input, 0, sizeof(input));
-    memset(&secret, 0, sizeof(secret));
-    (void)mlock(input, sizeof(input));
-    (void)mlock(&secret, sizeof(secret));
-    status = parse_args(cmd, argc, argv, OPT_PUBLIC_ID | OPT_DESCRIPTION, 1,
-                        1, &a);
-    if (status >= 0)
-        goto cleanup;
-    if (a.public_id == NULL) {
-        status = yk_admin_usage(cmd, "--public-id MODHEX is required");
-        goto cleanup;
-    }
-    status = YK_ADMIN_EXIT_FAIL;
-    if (canon_pubid(a.public_id, pubid_mh) != 0 ||
-        check_description(a.description) != 0 ||
-        yk_admin_principal(adm, a.args[0], &principal) != 0)
-        goto cleanup;
-
-    /* The secrets, before anything else is contacted. */
-    ret = read_secret_input(input, sizeof(input), &len);
-    if (ret == EFBIG) {
-        yk_admin_fail("import %s: standard input is too long (expected "
-                      "\"AESKEYHEX PRIVIDHEX\")", principal);
-        goto cleanup;
-    }
-    if (ret) {
-        yk_admin_fail("import %s: cannot read standard input: %s",
-                      principal, strerror(ret));
-        goto cleanup;
-    }
-    if (parse_secret_input(input, len, &secret, &why) != 0) {
-        yk_admin_fail("import %s: %s (expected \"AESKEYHEX PRIVIDHEX\": 32 "
-                      "and 12 hex digits on standard input)", principal,
-                      why);
-        goto cleanup;
-    }
-    yk_zap(input, sizeof(input));
-
-    if (yk_admin_load_keyring(adm, &kr) != 0 ||
-        yk_admin_store(adm, &st) != 0 ||
-        read_entry(adm, st, principal, &entry) != 0 ||
-        check_pubid_free(adm, st, pubid_mh) != 0)
-        goto cleanup;
-    ret = new_token_records(adm, kr, principal, pubid_mh, &secret,
-                            YK_TOKEN_ACTIVE, a.description, &rec, &state);
-    if (ret) {
-        yk_admin_fail("cannot wrap the token's key: %s", yk_strerror(ret));
-        goto cleanup;
-    }
-    if (add_token(adm, st, entry, rec, &state) != 0)
-        goto cleanup;
-    yk_admin_log(adm, "import principal=%s public_id=%s state=active",
-                 principal, pubid_mh);
-    printf("Imported token %s for %s: active (counter 0).\n", pubid_mh,
-           principal);
-    status = YK_ADMIN_EXIT_OK;
-
-cleanup:
-    yk_zap(input, sizeof(input));
-    yk_zap(&secret, sizeof(secret));
-    (void)munlock(input, sizeof(input));
-    (void)munlock(&secret, sizeof(secret));
-    yk_secret_rec_free(rec);
-    yk_entry_free(entry);
-    yk_keyring_free(kr);
-    free(principal);
-    return status;
-}
+#define COUNTER_MAX ((uint32_t)((YK_USAGE_MAX << 8) | 0xff))
+#define RAISE_DEFAULT_STEPS 256       /* power-ups: 0x10000 in the value */
 
 /* One line of "ykadmin list", every field printable. */
 typedef struct {
@@ -917,39 +161,142 @@ print_table(const list_row *rows, size_t n)
     }
 }
 
-/* list [PRINCIPAL]: every token (or PRINCIPAL's) with its state and
- * counters.  Never shows a secret: the wrapped record is not printed. */
-static int
-run_list(yk_admin *adm, int argc, char **argv)
+/* Print s as a JSON string: control and non-ASCII bytes are shown as '?'
+ * (as in the table), so that the output is always valid UTF-8 JSON. */
+static void
+json_string(const char *s)
 {
-    const yk_admin_cmd *cmd = &yk_admin_cmd_list;
-    yk_entry **entries = NULL;
-    list_row *rows = NULL;
-    yk_store *st = NULL;
-    char *principal = NULL;
-    krb5_error_code ret;
-    size_t n = 0, nrows = 0, i, j;
-    int status, warn = 0;
-    tok_args a;
+    const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
 
-    status = parse_args(cmd, argc, argv, 0, 0, 1, &a);
-    if (status >= 0)
-        return status;
-    status = YK_ADMIN_EXIT_FAIL;
-    if (a.nargs == 1 && yk_admin_principal(adm, a.args[0], &principal) != 0)
-        goto cleanup;
-    if (yk_admin_store(adm, &st) != 0)
-        goto cleanup;
-    ret = yk_store_list(st, principal, &entries, &n);
-    if (ret == YK_ERR_STORE_NOT_FOUND && principal != NULL) {
-        yk_admin_fail("%s has no entry in the directory", principal);
-        goto cleanup;
+    putchar('"');
+    for (; *p != '\0'; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f)
+            putchar('?');
+        else
+            putchar(*p);
     }
-    if (ret) {
-        yk_admin_store_fail(adm, ret, "cannot list %s",
-                            principal ? principal : "the tokens");
-        goto cleanup;
+    putchar('"');
+}
+
+/* Print Unix time t as a JSON string (ISO 8601 UTC), or null for 0. */
+static void
+json_time(int64_t t)
+{
+    char buf[32];
+
+    if (t == 0) {
+        printf("null");
+        return;
     }
+    yk_admin_isotime(t, buf, sizeof(buf));
+    json_string(buf);
+}
+
+/* Print token t of principal as a JSON object; returns 1 when its usage
+ * counter is near the limit (and warns on standard error). */
+static int
+json_token(const char *principal, const yk_token *t)
+{
+    unsigned int usage = 0, session = 0;
+    uint32_t kvno = 0;
+    int near = 0;
+
+    printf("        {\"public_id\": ");
+    json_string(t->pubid);
+    printf(", \"state\": ");
+    if (t->malformed)
+        json_string("damaged");
+    else if (t->secret == NULL)
+        json_string("no-secret");
+    else
+        json_string(yk_token_state_name(t->secret->state));
+    if (t->has_state) {
+        usage = (unsigned int)(t->state.counter >> 8);
+        session = (unsigned int)(t->state.counter & 0xff);
+        near = usage + USAGE_WARN_MARGIN >= YK_USAGE_MAX;
+        printf(", \"counter\": %lu, \"usage\": %u, \"session\": %u, "
+               "\"usage_near_limit\": %s, \"last_use\": ",
+               (unsigned long)t->state.counter, usage, session,
+               near ? "true" : "false");
+        json_time(t->state.last_use);
+    } else {
+        printf(", \"counter\": null, \"usage\": null, \"session\": null, "
+               "\"usage_near_limit\": false, \"last_use\": null");
+    }
+    if (t->secret != NULL) {
+        printf(", \"enrolled_at\": ");
+        json_time(t->secret->enrolled_at);
+        printf(", \"enrolled_by\": ");
+        json_string(t->secret->enrolled_by);
+        printf(", \"description\": ");
+        json_string(t->secret->description);
+        printf(", \"serial\": ");
+        json_string(t->secret->serial);
+        if (yk_keywrap_record_kvno(t->secret->wrapped, &kvno) == 0)
+            printf(", \"key_version\": %lu", (unsigned long)kvno);
+        else
+            printf(", \"key_version\": null");
+    } else {
+        printf(", \"enrolled_at\": null, \"enrolled_by\": null, "
+               "\"description\": null, \"serial\": null, "
+               "\"key_version\": null");
+    }
+    printf(", \"damaged\": ");
+    if (t->malformed)
+        json_string(t->malformed_reason != NULL ? t->malformed_reason :
+                    "malformed record");
+    else
+        printf("null");
+    printf("}");
+    if (near) {
+        char shown[PRINCIPAL_SHOW_MAX];
+
+        yk_admin_printable(principal, shown, sizeof(shown));
+        fprintf(stderr, "ykadmin: warning: token %s of %s: usage counter %u "
+                "is within %d of its limit 0x%x: the token will soon stop "
+                "producing OTPs; enrol a new one\n", t->pubid, shown, usage,
+                USAGE_WARN_MARGIN, YK_USAGE_MAX);
+    }
+    return near;
+}
+
+/* Print entries as one JSON document:
+ * {"principals": [{"principal", "policy", "unparsed_values",
+ *   "tokens": [{...}]}]}. */
+static void
+print_json(yk_entry **entries, size_t n)
+{
+    size_t i, j;
+
+    printf("{\n  \"principals\": [");
+    for (i = 0; i < n; i++) {
+        const yk_entry *e = entries[i];
+
+        printf("%s\n    {\"principal\": ", i > 0 ? "," : "");
+        json_string(e->principal);
+        printf(", \"policy\": ");
+        json_string(yk_policy_name(e->has_policy ? e->policy :
+                                   YK_POLICY_2FA));
+        printf(", \"unparsed_values\": %lu,\n      \"tokens\": [",
+               (unsigned long)e->nmalformed);
+        for (j = 0; j < e->ntokens; j++) {
+            printf("%s\n", j > 0 ? "," : "");
+            (void)json_token(e->principal, &e->tokens[j]);
+        }
+        printf("%s]}", e->ntokens > 0 ? "\n      " : "");
+    }
+    printf("%s]\n}\n", n > 0 ? "\n  " : "");
+}
+
+/* Print entries as the table, with its notes. */
+static int
+print_list(const char *principal, yk_entry **entries, size_t n)
+{
+    list_row *rows = NULL;
+    size_t nrows = 0, i, j;
+    int warn = 0;
 
     for (i = 0; i < n; i++)
         nrows += entries[i]->ntokens;
@@ -960,14 +307,11 @@ run_list(yk_admin *adm, int argc, char **argv)
                                   entries[0]->policy : YK_POLICY_2FA));
         else
             printf("No token is enrolled.\n");
-        status = YK_ADMIN_EXIT_OK;
-        goto cleanup;
+        return YK_ADMIN_EXIT_OK;
     }
     rows = calloc(nrows, sizeof(*rows));
-    if (rows == NULL) {
-        yk_admin_fail("out of memory");
-        goto cleanup;
-    }
+    if (rows == NULL)
+        return yk_admin_fail("out of memory");
     nrows = 0;
     for (i = 0; i < n; i++) {
         for (j = 0; j < entries[i]->ntokens; j++)
@@ -985,10 +329,51 @@ run_list(yk_admin *adm, int argc, char **argv)
         printf("! usage counter within %d of its limit 0x%x: the token "
                "will soon stop producing OTPs; enrol a new one.\n",
                USAGE_WARN_MARGIN, YK_USAGE_MAX);
-    status = YK_ADMIN_EXIT_OK;
+    free(rows);
+    return YK_ADMIN_EXIT_OK;
+}
+
+/* list [PRINCIPAL] [--json]: every token (or PRINCIPAL's) with its state
+ * and counters.  Never shows a secret: the wrapped record is not
+ * printed. */
+static int
+run_list(yk_admin *adm, int argc, char **argv)
+{
+    const yk_admin_cmd *cmd = &yk_admin_cmd_list;
+    yk_entry **entries = NULL;
+    yk_store *st = NULL;
+    char *principal = NULL;
+    krb5_error_code ret;
+    size_t n = 0;
+    int status;
+    yk_admin_args a;
+
+    status = yk_admin_parse_args(cmd, argc, argv, YK_OPT_JSON, 0, 1, &a);
+    if (status >= 0)
+        return status;
+    status = YK_ADMIN_EXIT_FAIL;
+    if (a.nargs == 1 && yk_admin_principal(adm, a.args[0], &principal) != 0)
+        goto cleanup;
+    if (yk_admin_store(adm, &st) != 0)
+        goto cleanup;
+    ret = yk_store_list(st, principal, &entries, &n);
+    if (ret == YK_ERR_STORE_NOT_FOUND && principal != NULL) {
+        yk_admin_fail("%s has no entry in the directory", principal);
+        goto cleanup;
+    }
+    if (ret) {
+        yk_admin_store_fail(adm, ret, "cannot list %s",
+                            principal ? principal : "the tokens");
+        goto cleanup;
+    }
+    if (a.json) {
+        print_json(entries, n);
+        status = YK_ADMIN_EXIT_OK;
+    } else {
+        status = print_list(principal, entries, n);
+    }
 
 cleanup:
-    free(rows);
     yk_entries_free(entries, n);
     free(principal);
     return status;
@@ -1001,29 +386,21 @@ change_state(yk_admin *adm, const yk_admin_cmd *cmd, int argc, char **argv,
              int new_state)
 {
     char pubid_mh[YK_PUBID_MODHEX_MAX + 1];
-    char *holder = NULL, *dn = NULL;
+    char *holder = NULL;
     yk_store *st = NULL;
-    krb5_error_code ret;
     int status, old = 0;
-    tok_args a;
+    yk_admin_args a;
 
-    status = parse_args(cmd, argc, argv, 0, 1, 1, &a);
+    status = yk_admin_parse_args(cmd, argc, argv, 0, 1, 1, &a);
     if (status >= 0)
         return status;
     status = YK_ADMIN_EXIT_FAIL;
-    if (canon_pubid(a.args[0], pubid_mh) != 0 ||
-        yk_admin_store(adm, &st) != 0)
+    if (yk_admin_canon_pubid(a.args[0], pubid_mh) != 0 ||
+        yk_admin_store(adm, &st) != 0 ||
+        yk_admin_find_holder(adm, st, pubid_mh, &holder) != 0)
         goto cleanup;
-    ret = yk_store_find_pubid(st, pubid_mh, &holder, &dn);
-    if (ret == YK_ERR_TOKEN_UNKNOWN) {
-        yk_admin_fail("no token with public id %s is enrolled", pubid_mh);
-        goto cleanup;
-    }
-    if (ret) {
-        yk_admin_store_fail(adm, ret, "cannot find the token %s", pubid_mh);
-        goto cleanup;
-    }
-    if (set_token_state(adm, st, holder, pubid_mh, new_state, 0, &old) != 0)
+    if (yk_admin_set_token_state(adm, st, holder, pubid_mh, new_state, 0,
+                                 NULL, &old) != 0)
         goto cleanup;
     if (old == new_state) {
         printf("Token %s of %s is already %s.\n", pubid_mh, holder,
@@ -1039,7 +416,6 @@ change_state(yk_admin *adm, const yk_admin_cmd *cmd, int argc, char **argv,
 
 cleanup:
     free(holder);
-    free(dn);
     return status;
 }
 
@@ -1059,67 +435,66 @@ run_enable(yk_admin *adm, int argc, char **argv)
                         YK_TOKEN_ACTIVE);
 }
 
-/* policy PRINCIPAL 2fa|otp: set the principal's policy (the store also
- * rewrites every token's state value). */
+/* delete PUBLICID: remove the token's public id, secret and state values
+ * from its principal's entry (retried when a KDC used it meanwhile). */
 static int
-run_policy(yk_admin *adm, int argc, char **argv)
+run_delete(yk_admin *adm, int argc, char **argv)
 {
-    const yk_admin_cmd *cmd = &yk_admin_cmd_policy;
+    const yk_admin_cmd *cmd = &yk_admin_cmd_delete;
+    char pubid_mh[YK_PUBID_MODHEX_MAX + 1];
     yk_entry *entry = NULL;
     yk_store *st = NULL;
-    char *principal = NULL;
-    krb5_error_code ret;
-    int status, policy = 0;
-    tok_args a;
+    char *holder = NULL;
+    yk_token *tok;
+    krb5_error_code ret = YK_ERR_STORE_CONFLICT;
+    int status, tries;
+    yk_admin_args a;
 
-    status = parse_args(cmd, argc, argv, 0, 2, 2, &a);
+    status = yk_admin_parse_args(cmd, argc, argv, 0, 1, 1, &a);
     if (status >= 0)
         return status;
-    if (yk_policy_parse(a.args[1], strlen(a.args[1]), &policy) != 0)
-        return yk_admin_usage(cmd, "the policy must be 2fa or otp");
     status = YK_ADMIN_EXIT_FAIL;
-    if (yk_admin_principal(adm, a.args[0], &principal) != 0 ||
+    if (yk_admin_canon_pubid(a.args[0], pubid_mh) != 0 ||
         yk_admin_store(adm, &st) != 0 ||
-        read_entry(adm, st, principal, &entry) != 0)
+        yk_admin_find_holder(adm, st, pubid_mh, &holder) != 0)
         goto cleanup;
-    if (entry->ntokens == 0) {
-        /* The policy lives with the tokens (their auxiliary class), and
-         * matters only once the KDC offers a token. */
-        yk_admin_fail("%s holds no token: enrol one first, then set its "
-                      "policy", principal);
-        goto cleanup;
+    for (tries = 0; tries < YK_ADMIN_SWAP_TRIES &&
+             ret == YK_ERR_STORE_CONFLICT; tries++) {
+        yk_entry_free(entry);
+        entry = NULL;
+        if (yk_admin_read_entry(adm, st, holder, &entry) != 0)
+            goto cleanup;
+        tok = yk_entry_find_token(entry, pubid_mh);
+        if (tok == NULL) {
+            yk_admin_fail("%s holds no token %s any more", holder, pubid_mh);
+            goto cleanup;
+        }
+        ret = yk_store_delete_token(st, entry, tok);
     }
-    if (entry->has_policy && entry->policy == policy) {
-        printf("The policy of %s is already %s.\n", principal,
-               yk_policy_name(policy));
-        status = YK_ADMIN_EXIT_OK;
-        goto cleanup;
-    }
-    ret = yk_store_set_policy(st, entry, policy);
     if (ret) {
-        yk_admin_store_fail(adm, ret, "cannot set the policy of %s",
-                            principal);
+        yk_admin_store_fail(adm, ret, "cannot delete token %s of %s",
+                            pubid_mh, holder);
         goto cleanup;
     }
-    yk_admin_log(adm, "policy principal=%s policy=%s", principal,
-                 yk_policy_name(policy));
-    printf("The policy of %s is now %s.\n", principal,
-           yk_policy_name(policy));
+    yk_admin_log(adm, "delete principal=%s public_id=%s", holder, pubid_mh);
+    printf("Deleted token %s of %s.\n", pubid_mh, holder);
     status = YK_ADMIN_EXIT_OK;
 
 cleanup:
     yk_entry_free(entry);
-    free(principal);
+    free(holder);
     return status;
 }
 
 /* The verdict on one OTP against principal's token tok: 0 with
- * *new_out filled when its counter is fresh, otherwise an exit status
- * after printing and logging why.  The unwrapped secret and the
- * decrypted fields are wiped here. */
+ * *new_out filled when its counter is fresh (with resync: any counter
+ * but the stored one), otherwise an exit status after printing and
+ * logging why.  The unwrapped secret and the decrypted fields are wiped
+ * here. */
 static int
 judge_otp(yk_admin *adm, const yk_keyring *kr, const char *principal,
-          const yk_token *tok, const char *otp_str, yk_state_rec *new_out)
+          const yk_token *tok, const char *otp_str, int resync,
+          yk_state_rec *new_out)
 {
     yk_token_secret secret;
     yk_token_fields fields;
@@ -1172,7 +547,7 @@ judge_otp(yk_admin *adm, const yk_keyring *kr, const char *principal,
     }
     counter = yk_otp_counter(&fields);
     stored = tok->state.counter;
-    if (counter <= stored) {
+    if (counter == stored || (counter < stored && !resync)) {
         yk_admin_log(adm, "verify principal=%s public_id=%s counter=%lu "
                      "stored=%lu result=refused reason=%s", principal,
                      tok->pubid, (unsigned long)counter,
@@ -1204,24 +579,27 @@ cleanup:
     return status;
 }
 
-/* verify OTP: check an OTP as the KDC would and consume it (its counter
- * is stored with a compare-and-swap), for the helpdesk. */
+/* verify OTP [--resync]: check an OTP as the KDC would and consume it
+ * (its counter is stored with a compare-and-swap), for the helpdesk.
+ * --resync also takes a counter below the stored one. */
 static int
 run_verify(yk_admin *adm, int argc, char **argv)
 {
     const yk_admin_cmd *cmd = &yk_admin_cmd_verify;
-    char *holder = NULL, *dn = NULL;
+    char *holder = NULL;
     yk_entry *entry = NULL;
     yk_keyring *kr = NULL;
     yk_store *st = NULL;
     yk_state_rec new_state;
     krb5_error_code ret;
+    const yk_token *tok;
     const char *s;
+    uint32_t before = 0;
     yk_otp otp;
     int status, tries;
-    tok_args a;
+    yk_admin_args a;
 
-    status = parse_args(cmd, argc, argv, 0, 1, 1, &a);
+    status = yk_admin_parse_args(cmd, argc, argv, YK_OPT_RESYNC, 1, 1, &a);
     if (status >= 0)
         return status;
     status = YK_ADMIN_EXIT_FAIL;
@@ -1235,38 +613,25 @@ run_verify(yk_admin *adm, int argc, char **argv)
         yk_admin_fail("the OTP carries no public id");
         goto cleanup;
     }
-    if (yk_admin_store(adm, &st) != 0)
-        goto cleanup;
-    ret = yk_store_find_pubid(st, otp.pubid_modhex, &holder, &dn);
-    if (ret == YK_ERR_TOKEN_UNKNOWN) {
-        yk_admin_fail("no token with public id %s is enrolled",
-                      otp.pubid_modhex);
-        goto cleanup;
-    }
-    if (ret) {
-        yk_admin_store_fail(adm, ret, "cannot find the token %s",
-                            otp.pubid_modhex);
-        goto cleanup;
-    }
-    if (yk_admin_load_keyring(adm, &kr) != 0)
+    if (yk_admin_store(adm, &st) != 0 ||
+        yk_admin_find_holder(adm, st, otp.pubid_modhex, &holder) != 0 ||
+        yk_admin_load_keyring(adm, &kr) != 0)
         goto cleanup;
 
     /* A lost swap means someone else used or changed the token: judge
      * the OTP again against what is there now. */
     ret = YK_ERR_STORE_CONFLICT;
-    for (tries = 0; tries < SWAP_TRIES && ret == YK_ERR_STORE_CONFLICT;
-         tries++) {
+    for (tries = 0; tries < YK_ADMIN_SWAP_TRIES &&
+             ret == YK_ERR_STORE_CONFLICT; tries++) {
         yk_entry_free(entry);
         entry = NULL;
-        if (read_entry(adm, st, holder, &entry) != 0 ||
-            judge_otp(adm, kr, holder,
-                      yk_entry_find_token(entry, otp.pubid_modhex), s,
-                      &new_state) != 0)
+        if (yk_admin_read_entry(adm, st, holder, &entry) != 0)
             goto cleanup;
-        ret = yk_store_cas_state(st, entry,
-                                 yk_entry_find_token(entry,
-                                                     otp.pubid_modhex),
-                                 &new_state);
+        tok = yk_entry_find_token(entry, otp.pubid_modhex);
+        if (judge_otp(adm, kr, holder, tok, s, a.resync, &new_state) != 0)
+            goto cleanup;
+        before = tok->state.counter;
+        ret = yk_store_cas_state(st, entry, tok, &new_state);
     }
     if (ret) {
         yk_admin_store_fail(adm, ret, "cannot store the counter of token "
@@ -1274,70 +639,275 @@ run_verify(yk_admin *adm, int argc, char **argv)
                             otp.pubid_modhex, holder);
         goto cleanup;
     }
-    yk_admin_log(adm, "verify principal=%s public_id=%s counter=%lu "
-                 "result=accepted", holder, otp.pubid_modhex,
-                 (unsigned long)new_state.counter);
+    if (new_state.counter < before)
+        yk_admin_log(adm, "verify principal=%s public_id=%s counter=%lu "
+                     "result=accepted resync=yes stored=%lu", holder,
+                     otp.pubid_modhex, (unsigned long)new_state.counter,
+                     (unsigned long)before);
+    else
+        yk_admin_log(adm, "verify principal=%s public_id=%s counter=%lu "
+                     "result=accepted", holder, otp.pubid_modhex,
+                     (unsigned long)new_state.counter);
     printf("OTP accepted for %s: token %s, counter %lu (usage %lu, "
-           "session %lu).\n", holder, otp.pubid_modhex,
+           "session %lu)%s.\n", holder, otp.pubid_modhex,
            (unsigned long)new_state.counter,
            (unsigned long)(new_state.counter >> 8),
-           (unsigned long)(new_state.counter & 0xff));
+           (unsigned long)(new_state.counter & 0xff),
+           new_state.counter < before ? ", counter resynchronised" : "");
     status = YK_ADMIN_EXIT_OK;
 
 cleanup:
     yk_entry_free(entry);
     yk_keyring_free(kr);
     free(holder);
-    free(dn);
     return status;
 }
 
-const yk_admin_cmd yk_admin_cmd_enroll = {
-    "enroll",
-    "PRINCIPAL --emulate FILE [--public-id MODHEX] [--description TEXT]",
-    "enrol a new token for a principal",
-    "Generates the token's AES key and private id (libgcrypt's strong\n"
-    "random pool), writes the token as pending into the principal's\n"
-    "directory entry (wrapped with the master keyring), writes the token,\n"
-    "then makes it active.  If a step fails, the pending record and the\n"
-    "state file are removed again and the message says what is left.\n"
-    "Programming a real YubiKey is not available yet in this version.\n\n"
-    "Options:\n"
-    "  --emulate FILE        write a software token state to FILE (for\n"
-    "                        tests and demos: it holds the AES key); FILE\n"
-    "                        must not exist; tests/emu/ykemu FILE prints\n"
-    "                        the token's OTPs\n"
-    "  --public-id MODHEX    the token's public id (default: cc followed by\n"
-    "                        10 random modhex characters)\n"
-    "  --description TEXT    free text shown by list (printable ASCII)\n",
-    run_enroll
-};
+/* The raised counter of a token whose stored value is stored: every OTP
+ * of usage counter <= (stored usage + steps) refused.  Capped at the
+ * device's limit. */
+static uint32_t
+raised_counter(uint32_t stored, unsigned long steps)
+{
+    unsigned long usage = stored >> 8;
 
-const yk_admin_cmd yk_admin_cmd_import = {
-    "import",
-    "PRINCIPAL --public-id MODHEX [--description TEXT]",
-    "import a token, its key read from standard input",
-    "Reads \"AESKEYHEX PRIVIDHEX\" from standard input: the token's AES key\n"
-    "(32 hex digits) and private id (12 hex digits) separated by white\n"
-    "space, nothing else (secrets never go on the command line).  From a\n"
-    "terminal, one line is read without echo.  The token is stored active\n"
-    "with counter 0.  A public id enrolled anywhere is refused.\n\n"
-    "Options:\n"
-    "  --public-id MODHEX    the token's public id (required)\n"
-    "  --description TEXT    free text shown by list (printable ASCII)\n",
-    run_import
-};
+    usage += steps;
+    if (usage > YK_USAGE_MAX)
+        usage = YK_USAGE_MAX;
+    return (uint32_t)((usage << 8) | 0xff);
+}
+
+/* Raise the counters of principal's tokens by steps (fresh read, swap
+ * retried).  Prints and logs each; returns the number of failures. */
+static size_t
+raise_principal(yk_admin *adm, yk_store *st, const char *principal,
+                unsigned long steps, int dry_run, size_t *raised_out)
+{
+    yk_entry *entry = NULL;
+    yk_state_rec next;
+    krb5_error_code ret;
+    size_t i, failures = 0;
+    int tries;
+
+    for (i = 0;; i++) {
+        const yk_token *tok;
+
+        /* Each token on a fresh read: the previous swap changed the
+         * entry. */
+        yk_entry_free(entry);
+        entry = NULL;
+        if (yk_admin_read_entry(adm, st, principal, &entry) != 0)
+            return failures + 1;
+        if (i >= entry->ntokens)
+            break;
+        ret = YK_ERR_STORE_CONFLICT;
+        for (tries = 0; tries < YK_ADMIN_SWAP_TRIES &&
+                 ret == YK_ERR_STORE_CONFLICT; tries++) {
+            if (tries > 0) {
+                yk_entry_free(entry);
+                entry = NULL;
+                if (yk_admin_read_entry(adm, st, principal, &entry) != 0)
+                    return failures + 1;
+                if (i >= entry->ntokens) {
+                    ret = 0;        /* deleted meanwhile */
+                    break;
+                }
+            }
+            tok = &entry->tokens[i];
+            if (tok->malformed || !tok->has_state) {
+                yk_admin_fail("token %s of %s has no sound state record: "
+                              "not raised", tok->pubid, principal);
+                failures++;
+                ret = 0;
+                break;
+            }
+            next = tok->state;
+            next.counter = raised_counter(tok->state.counter, steps);
+            next.gen = tok->state.gen + 1;
+            next.has_nonce = 0;
+            next.nonce = YK_NONCE_NONE;
+            if (next.counter <= tok->state.counter) {
+                printf("Token %s of %s: counter %lu is at the limit "
+                       "already: enrol a new token.\n", tok->pubid,
+                       principal, (unsigned long)tok->state.counter);
+                ret = 0;
+                break;
+            }
+            if (dry_run) {
+                printf("Would raise token %s of %s: counter %lu (usage %lu) "
+                       "-> %lu (usage %lu).\n", tok->pubid, principal,
+                       (unsigned long)tok->state.counter,
+                       (unsigned long)(tok->state.counter >> 8),
+                       (unsigned long)next.counter,
+                       (unsigned long)(next.counter >> 8));
+                (*raised_out)++;
+                ret = 0;
+                break;
+            }
+            ret = yk_store_cas_state(st, entry, tok, &next);
+            if (ret == 0) {
+                yk_admin_log(adm, "raise-counters principal=%s public_id=%s "
+                             "counter=%lu new_counter=%lu steps=%lu",
+                             principal, tok->pubid,
+                             (unsigned long)tok->state.counter,
+                             (unsigned long)next.counter, steps);
+                printf("Raised token %s of %s: counter %lu (usage %lu) -> "
+                       "%lu (usage %lu).\n", tok->pubid, principal,
+                       (unsigned long)tok->state.counter,
+                       (unsigned long)(tok->state.counter >> 8),
+                       (unsigned long)next.counter,
+                       (unsigned long)(next.counter >> 8));
+                (*raised_out)++;
+            }
+        }
+        if (ret) {
+            yk_admin_store_fail(adm, ret, "cannot raise the counter of "
+                                "token %s of %s", entry->tokens[i].pubid,
+                                principal);
+            failures++;
+        }
+    }
+    yk_entry_free(entry);
+    return failures;
+}
+
+/* raise-counters [--by N] [--dry-run] PRINCIPAL|--all: after restoring
+ * the directory from a backup, make every OTP typed since refused. */
+static int
+run_raise_counters(yk_admin *adm, int argc, char **argv)
+{
+    const yk_admin_cmd *cmd = &yk_admin_cmd_raise_counters;
+    yk_entry **entries = NULL;
+    yk_store *st = NULL;
+    char *principal = NULL, *end = NULL;
+    unsigned long steps = RAISE_DEFAULT_STEPS;
+    krb5_error_code ret;
+    size_t n = 0, i, failures = 0, raised = 0;
+    int status;
+    yk_admin_args a;
+
+    status = yk_admin_parse_args(cmd, argc, argv,
+                                 YK_OPT_BY | YK_OPT_ALL | YK_OPT_DRY_RUN, 0,
+                                 1, &a);
+    if (status >= 0)
+        return status;
+    if ((a.nargs == 1) == (a.all != 0))
+        return yk_admin_usage(cmd, "name a PRINCIPAL or give --all");
+    if (a.by != NULL) {
+        errno = 0;
+        steps = strtoul(a.by, &end, 0);
+        if (*a.by == '\0' || *a.by == '-' || *end != '\0' || errno != 0 ||
+            steps < 1 || steps > YK_USAGE_MAX)
+            return yk_admin_usage(cmd, "--by takes a number of usage-counter "
+                                  "steps (power-ups), 1 to %d", YK_USAGE_MAX);
+    }
+    status = YK_ADMIN_EXIT_FAIL;
+    if (a.nargs == 1 && yk_admin_principal(adm, a.args[0], &principal) != 0)
+        goto cleanup;
+    if (yk_admin_store(adm, &st) != 0)
+        goto cleanup;
+    if (principal != NULL) {
+        failures = raise_principal(adm, st, principal, steps, a.dry_run,
+                                   &raised);
+    } else {
+        ret = yk_store_list(st, NULL, &entries, &n);
+        if (ret) {
+            yk_admin_store_fail(adm, ret, "cannot list the tokens");
+            goto cleanup;
+        }
+        for (i = 0; i < n; i++) {
+            if (entries[i]->ntokens > 0)
+                failures += raise_principal(adm, st, entries[i]->principal,
+                                            steps, a.dry_run, &raised);
+        }
+    }
+    printf("%s %lu token%s by %lu usage-counter step%s (0x%lx in the "
+           "compared counter)%s.\n", a.dry_run ? "Would raise" : "Raised",
+           (unsigned long)raised, raised == 1 ? "" : "s", steps,
+           steps == 1 ? "" : "s", steps << 8,
+           failures > 0 ? "; some failed (see above)" : "");
+    status = failures > 0 ? YK_ADMIN_EXIT_FAIL : YK_ADMIN_EXIT_OK;
+
+cleanup:
+    yk_entries_free(entries, n);
+    free(principal);
+    return status;
+}
+
+/* policy PRINCIPAL 2fa|otp: set the principal's policy (the store also
+ * rewrites every token's state value). */
+static int
+run_policy(yk_admin *adm, int argc, char **argv)
+{
+    const yk_admin_cmd *cmd = &yk_admin_cmd_policy;
+    yk_entry *entry = NULL;
+    yk_store *st = NULL;
+    char *principal = NULL;
+    krb5_error_code ret;
+    int status, policy = 0;
+    yk_admin_args a;
+
+    status = yk_admin_parse_args(cmd, argc, argv, 0, 2, 2, &a);
+    if (status >= 0)
+        return status;
+    if (yk_policy_parse(a.args[1], strlen(a.args[1]), &policy) != 0)
+        return yk_admin_usage(cmd, "the policy must be 2fa or otp");
+    status = YK_ADMIN_EXIT_FAIL;
+    if (yk_admin_principal(adm, a.args[0], &principal) != 0 ||
+        yk_admin_store(adm, &st) != 0 ||
+        yk_admin_read_entry(adm, st, principal, &entry) != 0)
+        goto cleanup;
+    if (entry->ntokens == 0) {
+        /* The policy lives with the tokens (their auxiliary class), and
+         * matters only once the KDC offers a token. */
+        yk_admin_fail("%s holds no token: enrol one first, then set its "
+                      "policy", principal);
+        goto cleanup;
+    }
+    if (entry->has_policy && entry->policy == policy) {
+        printf("The policy of %s is already %s.\n", principal,
+               yk_policy_name(policy));
+        status = YK_ADMIN_EXIT_OK;
+        goto cleanup;
+    }
+    ret = yk_store_set_policy(st, entry, policy);
+    if (ret) {
+        yk_admin_store_fail(adm, ret, "cannot set the policy of %s",
+                            principal);
+        goto cleanup;
+    }
+    yk_admin_log(adm, "policy principal=%s policy=%s", principal,
+                 yk_policy_name(policy));
+    printf("The policy of %s is now %s.\n", principal,
+           yk_policy_name(policy));
+    status = YK_ADMIN_EXIT_OK;
+
+cleanup:
+    yk_entry_free(entry);
+    free(principal);
+    return status;
+}
 
 const yk_admin_cmd yk_admin_cmd_list = {
     "list",
-    "[PRINCIPAL]",
+    "[PRINCIPAL] [--json]",
     "show tokens, their state and counters",
     "Prints one line per token (of every principal, or of PRINCIPAL):\n"
     "principal, policy, public id, state (pending, active, disabled),\n"
     "counter, usage/session counters, last use (UTC, or \"never\"),\n"
     "enrolment time, enrolled by, description.  A \"!\" after the\n"
     "usage/session counters marks a usage counter within 1000 of its\n"
-    "limit 0x7fff.  Secrets are never shown.\n",
+    "limit 0x7fff.  Secrets are never shown.\n\n"
+    "Options:\n"
+    "  --json                one JSON document instead: {\"principals\":\n"
+    "                        [{\"principal\", \"policy\", \"unparsed_values\",\n"
+    "                        \"tokens\": [{\"public_id\", \"state\", \"counter\",\n"
+    "                        \"usage\", \"session\", \"usage_near_limit\",\n"
+    "                        \"last_use\", \"enrolled_at\", \"enrolled_by\",\n"
+    "                        \"description\", \"serial\", \"key_version\",\n"
+    "                        \"damaged\"}]}]}; times in ISO 8601 UTC or\n"
+    "                        null; a token near the limit is also named on\n"
+    "                        standard error\n",
     run_list
 };
 
@@ -1359,6 +929,17 @@ const yk_admin_cmd yk_admin_cmd_enable = {
     run_enable
 };
 
+const yk_admin_cmd yk_admin_cmd_delete = {
+    "delete",
+    "PUBLICID",
+    "remove a token from its principal",
+    "Removes the token's public id, secret and state values from its\n"
+    "principal's entry.  The KDC no longer knows the token; a principal\n"
+    "left without a token logs in with its password alone, unless the KDC\n"
+    "database says +requires_hwauth.\n",
+    run_delete
+};
+
 const yk_admin_cmd yk_admin_cmd_policy = {
     "policy",
     "PRINCIPAL 2fa|otp",
@@ -1371,11 +952,36 @@ const yk_admin_cmd yk_admin_cmd_policy = {
 
 const yk_admin_cmd yk_admin_cmd_verify = {
     "verify",
-    "OTP",
+    "OTP [--resync]",
     "check and consume an OTP, as the KDC would",
     "Finds the token by the OTP's public id, decrypts the OTP with the\n"
     "token's key, and stores its counter, so the OTP cannot be used again.\n"
     "Refused: disabled or pending tokens, a wrong key or private id, a\n"
-    "counter not above the stored one (a replay, or an old OTP).\n",
+    "counter not above the stored one (a replay, or an old OTP).\n\n"
+    "Options:\n"
+    "  --resync              also accept a counter below the stored one and\n"
+    "                        store it: after raise-counters, for an OTP the\n"
+    "                        token's owner types in front of you (never one\n"
+    "                        received by mail or chat: it may be replayed)\n",
     run_verify
+};
+
+const yk_admin_cmd yk_admin_cmd_raise_counters = {
+    "raise-counters",
+    "PRINCIPAL|--all [--by N] [--dry-run]",
+    "refuse OTPs typed since a directory backup",
+    "After restoring the directory from a backup, every OTP typed since the\n"
+    "backup would be accepted again.  This raises each stored counter by N\n"
+    "usage-counter steps (power-ups of the device; one step is 256 in the\n"
+    "counter the KDC compares): every OTP whose usage counter is at most\n"
+    "the stored one + N is refused.  Choose N above the number of times a\n"
+    "token may have been plugged in since the backup.  A token works again\n"
+    "at its next power-up beyond that, or at once after \"ykadmin verify\n"
+    "--resync\" with an OTP its owner types in front of you.\n\n"
+    "Options:\n"
+    "  --by N                usage-counter steps, 1 to 32767 (default 256:\n"
+    "                        0x10000 in the compared counter)\n"
+    "  --all                 every token of every principal\n"
+    "  --dry-run             show what would be raised, write nothing\n",
+    run_raise_counters
 };

@@ -4,7 +4,8 @@
  * ykadmin [GLOBAL OPTIONS] COMMAND [ARGS]
  *
  * The global options select the realm and override kdc.conf relations; the
- * command files (admin_master.c, admin_tokens.c) parse their own options
+ * command files (admin_master.c, admin_enroll.c, admin_import.c,
+ * admin_tokens.c, admin_purge.c) parse their own options
  * and call back into the helpers below, which load the configuration, the
  * master keyring and the LDAP store on demand, so that "--help" or a usage
  * error never needs a configuration.  Exit status: 0 success, 1 failure,
@@ -39,13 +40,17 @@
 /* Every command, in the order "ykadmin --help" lists them. */
 static const yk_admin_cmd *const commands[] = {
     &yk_admin_cmd_init_master_key,
+    &yk_admin_cmd_rewrap,
     &yk_admin_cmd_enroll,
     &yk_admin_cmd_import,
     &yk_admin_cmd_list,
     &yk_admin_cmd_disable,
     &yk_admin_cmd_enable,
+    &yk_admin_cmd_delete,
     &yk_admin_cmd_policy,
     &yk_admin_cmd_verify,
+    &yk_admin_cmd_raise_counters,
+    &yk_admin_cmd_purge,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -404,6 +409,54 @@ config_fail(yk_admin *adm, profile_t profile, krb5_error_code code)
                   "DN)" : "");
 }
 
+/* Copy the string relation names (NULL-terminated path) of profile into
+ * *out (malloc'd), leaving *out NULL when unset.  0 or ENOMEM. */
+static krb5_error_code
+profile_copy(profile_t profile, const char *const *names, char **out)
+{
+    char **values = NULL;
+
+    *out = NULL;
+    if (profile_get_values(profile, names, &values) != 0 || values == NULL ||
+        values[0] == NULL) {
+        profile_free_list(values);
+        return 0;
+    }
+    *out = strdup(values[0]);
+    profile_free_list(values);
+    return *out == NULL ? ENOMEM : 0;
+}
+
+/* ykadmin's own relations: yubikey_public_id_prefix, and the KDC
+ * database's path (database_name of the realm, else of its [dbmodules]
+ * section, else of [dbdefaults]), for the keyring ownership check. */
+static krb5_error_code
+load_own_relations(yk_admin *adm, profile_t profile)
+{
+    const char *prefix[] = { "realms", adm->realm,
+                             "yubikey_public_id_prefix", NULL };
+    const char *rdb[] = { "realms", adm->realm, "database_name", NULL };
+    const char *rmod[] = { "realms", adm->realm, "database_module", NULL };
+    const char *ddb[] = { "dbdefaults", "database_name", NULL };
+    const char *mdb[] = { "dbmodules", NULL, "database_name", NULL };
+    char *module = NULL;
+    krb5_error_code ret;
+
+    ret = profile_copy(profile, prefix, &adm->public_id_prefix);
+    if (ret == 0)
+        ret = profile_copy(profile, rdb, &adm->database_name);
+    if (ret == 0 && adm->database_name == NULL) {
+        ret = profile_copy(profile, rmod, &module);
+        mdb[1] = module != NULL ? module : adm->realm;
+        if (ret == 0)
+            ret = profile_copy(profile, mdb, &adm->database_name);
+    }
+    if (ret == 0 && adm->database_name == NULL)
+        ret = profile_copy(profile, ddb, &adm->database_name);
+    free(module);
+    return ret;
+}
+
 /* Load kdc.conf's relations for the realm, the overrides laid over it. */
 krb5_error_code
 yk_admin_load_config(yk_admin *adm)
@@ -447,6 +500,12 @@ yk_admin_load_config(yk_admin *adm)
     ret = yk_config_load(profile, adm->realm, &adm->cfg);
     if (ret) {
         config_fail(adm, profile, ret);
+        goto cleanup;
+    }
+    ret = load_own_relations(adm, profile);
+    if (ret) {
+        yk_config_clear(&adm->cfg);
+        yk_admin_fail("out of memory");
         goto cleanup;
     }
     adm->config_loaded = 1;
@@ -715,6 +774,8 @@ cleanup:
     yk_store_free(adm.store);
     if (adm.config_loaded)
         yk_config_clear(&adm.cfg);
+    free(adm.public_id_prefix);
+    free(adm.database_name);
     free(adm.realm);
     if (adm.kctx != NULL)
         krb5_free_context(adm.kctx);

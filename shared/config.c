@@ -8,7 +8,9 @@
  * ldap_kdc_sasl_mech, ldap_service_password_file (falling back to
  * [dbdefaults] as kldap does), and principals are searched in the realm
  * container cn=REALM,<ldap_kerberos_container_dn> and its krbSubTrees.
- * A yubikey_ldap_* relation that is set always wins.
+ * A yubikey_ldap_* relation that is set always wins; a set
+ * yubikey_ldap_bind_dn or yubikey_ldap_sasl_mech also keeps both
+ * ldap_kdc_dn and ldap_kdc_sasl_mech out.
  *
  * Password file: either the password on the first line, or kldap's stash
  * format, lines "DN#{HEX}<hex of the password>" (comment lines start with
@@ -346,14 +348,19 @@ kldap_defaults(profile_t profile, const char *realm, yk_store_config *sc,
         ret = ENOMEM;
         goto cleanup;
     }
-    ret = kldap_string(profile, module, "ldap_kdc_dn", 1, &v);
-    if (ret)
-        goto cleanup;
-    take_default(&sc->bind_dn, v);
-    ret = kldap_string(profile, module, "ldap_kdc_sasl_mech", 1, &v);
-    if (ret)
-        goto cleanup;
-    take_default(&sc->sasl_mech, v);
+    /* The bind identity is taken whole: a yubikey_ldap_bind_dn or
+     * yubikey_ldap_sasl_mech that is set is never mixed with kldap's
+     * (its SASL mechanism would override an explicit bind DN). */
+    if (sc->bind_dn == NULL && sc->sasl_mech == NULL) {
+        ret = kldap_string(profile, module, "ldap_kdc_dn", 1, &v);
+        if (ret)
+            goto cleanup;
+        take_default(&sc->bind_dn, v);
+        ret = kldap_string(profile, module, "ldap_kdc_sasl_mech", 1, &v);
+        if (ret)
+            goto cleanup;
+        take_default(&sc->sasl_mech, v);
+    }
     ret = kldap_string(profile, module, "ldap_service_password_file", 1,
                        &v);
     if (ret)
@@ -569,4 +576,13 @@ yk_config_clear(yk_config *cfg)
     free(cfg->indicator);
     free(cfg->indicator_2fa);
     memset(cfg, 0, sizeof(*cfg));
+}
+
+/* The exported form of read_password (see config.h). */
+krb5_error_code
+yk_config_read_password(const char *path, const char *bind_dn, char **pw_out)
+{
+    if (path == NULL || pw_out == NULL)
+        return EINVAL;
+    return read_password(path, bind_dn, pw_out);
 }

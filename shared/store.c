@@ -1764,3 +1764,193 @@ yk_entries_free(yk_entry **entries, size_t n)
         yk_entry_free(entries[i]);
     free(entries);
 }
+
+/* --- kadm5_hook: delprinc and renprinc ----------------------------------- */
+
+#define YK_STRIP_TRIES 3         /* re-reads after a racing writer */
+
+/* Our attributes, in the order of the presence bits below. */
+static const char *const strip_attrs[] = {
+    YK_ATTR_PUBID, YK_ATTR_SECRET, YK_ATTR_STATE, YK_ATTR_POLICY, NULL
+};
+#define YK_STRIP_CLASS_BIT (1u << 4)
+
+/* Re-bind entry's tokens (new secret records, rewritten states) and
+ * optionally move krbPrincipalName, in one modify. */
+krb5_error_code
+yk_store_rebind_tokens(yk_store *st, const yk_entry *entry,
+                       yk_secret_rec *const *secrets, const char *old_name,
+                       const char *new_name)
+{
+    krb5_error_code ret = 0;
+    modlist ml = { NULL, 0 };
+    yk_state_rec next;
+    char **vals = NULL;
+    size_t i, nvals = 0, ndel;
+    int has_next;
+
+    if (st == NULL || entry == NULL || (secrets == NULL &&
+                                        entry->ntokens > 0) ||
+        (old_name == NULL) != (new_name == NULL))
+        return EINVAL;
+    /* At most a secret and a state value per token. */
+    vals = calloc(2 * entry->ntokens + 1, sizeof(*vals));
+    if (vals == NULL)
+        return ENOMEM;
+    for (i = 0; i < entry->ntokens; i++) {
+        const yk_token *tok = &entry->tokens[i];
+
+        if (secrets[i] == NULL)
+            continue;
+        if (strcmp(secrets[i]->pubid, tok->pubid) != 0) {
+            ret = EINVAL;
+            goto cleanup;
+        }
+        ret = yk_secret_rec_format(secrets[i], &vals[nvals]);
+        if (ret)
+            goto cleanup;
+        ret = modlist_del_secrets(&ml, tok, &ndel);
+        if (ret == 0)
+            ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_SECRET,
+                               vals[nvals]);
+        nvals++;
+        if (ret)
+            goto cleanup;
+        admin_state(tok, NULL, &next, &has_next);
+        if (!has_next)
+            continue;
+        ret = yk_state_rec_format(&next, &vals[nvals]);
+        if (ret)
+            goto cleanup;
+        ret = modlist_del_states(&ml, tok, &ndel);
+        if (ret == 0)
+            ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_STATE,
+                               vals[nvals]);
+        nvals++;
+        if (ret)
+            goto cleanup;
+    }
+    if (old_name != NULL) {
+        /* Delete the exact old value: gone means someone else moved it. */
+        ret = modlist_add1(&ml, LDAP_MOD_DELETE, "krbPrincipalName",
+                           old_name);
+        if (ret == 0)
+            ret = modlist_add1(&ml, LDAP_MOD_ADD, "krbPrincipalName",
+                               new_name);
+        if (ret)
+            goto cleanup;
+    }
+    ret = store_modify(st, entry->dn, &ml, YK_OP_WRITE);
+
+cleanup:
+    modlist_free(&ml);
+    for (i = 0; i < nvals; i++)
+        free(vals[i]);
+    free(vals);
+    return ret;
+}
+
+/* Which of our attributes (bit i for strip_attrs[i]) and whether our
+ * class (YK_STRIP_CLASS_BIT) the entry at dn holds, read from the write
+ * server.  YK_ERR_STORE_NOT_FOUND when the entry does not exist. */
+static krb5_error_code
+read_presence(yk_store *st, const char *dn, unsigned *mask_out)
+{
+    krb5_error_code ret;
+    yk_conn *c = NULL;
+    const char *attrs[] = { "objectClass", YK_ATTR_PUBID, YK_ATTR_SECRET,
+                            YK_ATTR_STATE, YK_ATTR_POLICY, NULL };
+    struct timeval tv = op_timeout(st);
+    LDAPMessage *res = NULL, *msg;
+    struct berval **v = NULL;
+    unsigned mask = 0;
+    int rc, msgid;
+    size_t i;
+
+    ret = conn_get(st, 1, &c);
+    if (ret)
+        return ret;
+    rc = ldap_search_ext(c->ld, dn, LDAP_SCOPE_BASE, "(objectClass=*)",
+                         (char **)attrs, 0, NULL, NULL, &tv, 1, &msgid);
+    if (rc != LDAP_SUCCESS)
+        return conn_fail(st, c, "search", rc, NULL, YK_OP_READ);
+    ret = conn_wait(st, c, msgid, "search", YK_OP_READ, &res);
+    if (ret)
+        return ret;
+    msg = ldap_first_entry(c->ld, res);
+    for (i = 0; msg != NULL && strip_attrs[i] != NULL; i++) {
+        v = ldap_get_values_len(c->ld, msg, strip_attrs[i]);
+        if (v != NULL && v[0] != NULL)
+            mask |= 1u << i;
+        ldap_value_free_len(v);
+    }
+    v = msg != NULL ? ldap_get_values_len(c->ld, msg, "objectClass") : NULL;
+    for (i = 0; v != NULL && v[i] != NULL; i++) {
+        if (v[i]->bv_len == strlen(YK_AUX_CLASS) &&
+            strncasecmp(v[i]->bv_val, YK_AUX_CLASS, v[i]->bv_len) == 0)
+            mask |= YK_STRIP_CLASS_BIT;
+    }
+    ldap_value_free_len(v);
+    /* A base that does not exist answers noSuchObject. */
+    ret = conn_check_result(st, c, res, "search", YK_OP_READ);
+    if (ret == 0 && msg == NULL)
+        ret = YK_ERR_STORE_NOT_FOUND;
+    if (ret == 0)
+        *mask_out = mask;
+    return ret;
+}
+
+/* One attempt at stripping dn: read what is there, delete it. */
+static krb5_error_code
+strip_once(yk_store *st, const char *dn, int *removed_out)
+{
+    krb5_error_code ret;
+    modlist ml = { NULL, 0 };
+    unsigned mask = 0;
+    size_t i;
+
+    *removed_out = 0;
+    ret = read_presence(st, dn, &mask);
+    if (ret)
+        return ret;
+    /* An empty value list deletes the whole attribute. */
+    for (i = 0; ret == 0 && strip_attrs[i] != NULL; i++) {
+        if (mask & (1u << i))
+            ret = modlist_add(&ml, LDAP_MOD_DELETE, strip_attrs[i], 0,
+                              NULL, NULL);
+    }
+    if (ret == 0 && (mask & YK_STRIP_CLASS_BIT))
+        ret = modlist_add1(&ml, LDAP_MOD_DELETE, "objectClass",
+                           YK_AUX_CLASS);
+    if (ret == 0 && ml.n > 0) {
+        ret = modify_entry(st, dn, &ml, YK_OP_WRITE);
+        if (ret == 0)
+            *removed_out = 1;
+    }
+    modlist_free(&ml);
+    return ret;
+}
+
+/* Remove all our attributes and the class from dn (see store.h). */
+krb5_error_code
+yk_store_strip_entry(yk_store *st, const char *dn, int *removed_out)
+{
+    krb5_error_code ret = YK_ERR_STORE_CONFLICT;
+    sigpipe_guard g;
+    int removed = 0, tries;
+
+    if (st == NULL || dn == NULL)
+        return EINVAL;
+    sigpipe_block(&g);
+    /* noSuchAttribute: a value vanished between the read and the modify
+     * (a KDC's swap, an administrator): read again. */
+    for (tries = 0; tries < YK_STRIP_TRIES && ret == YK_ERR_STORE_CONFLICT;
+         tries++)
+        ret = strip_once(st, dn, &removed);
+    sigpipe_restore(&g);
+    if (ret == YK_ERR_STORE_NOT_FOUND)
+        ret = 0;
+    if (ret == 0 && removed_out != NULL)
+        *removed_out = removed;
+    return ret;
+}

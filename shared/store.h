@@ -114,4 +114,27 @@ krb5_error_code yk_store_list(yk_store *st, const char *principal,
                               yk_entry ***entries_out, size_t *n_out);
 void yk_entries_free(yk_entry **entries, size_t n);
 
+/* --- kadm5_hook (kadm5hook/): delprinc and renprinc -------------------- */
+
+/* Re-bind entry's tokens in one modify on the write server: for each
+ * token i (entry->tokens order) with secrets[i] set, every secret value
+ * read is replaced by secrets[i] and the state value rewritten (gen + 1,
+ * counter kept); with old_name and new_name set (both or neither), the
+ * entry's krbPrincipalName value old_name becomes new_name too (a DB2
+ * realm's directory; kldap renames its own entries).  Nothing to change
+ * sends nothing.  YK_ERR_STORE_CONFLICT when a value read (or old_name)
+ * is gone: re-read and try again. */
+krb5_error_code yk_store_rebind_tokens(yk_store *st, const yk_entry *entry,
+                                       yk_secret_rec *const *secrets,
+                                       const char *old_name,
+                                       const char *new_name);
+
+/* Remove every yubikeyPublicId, yubikeyTokenSecret, yubikeyTokenState and
+ * yubikeyPolicy value and the class yubikeyPrincipalAux from the entry at
+ * dn, in one modify on the write server, whatever the values.  Success
+ * when the entry holds none of them or no longer exists (kldap deleted
+ * it); *removed_out (may be NULL) says whether a modify was made. */
+krb5_error_code yk_store_strip_entry(yk_store *st, const char *dn,
+                                     int *removed_out);
+
 #endif /* YK_STORE_H */

@@ -8,7 +8,9 @@
  * answers the KDC's hint (or, with --optimistic, the first AS-REQ) with
  * the request chosen with --send: correct ones
  * (mode 1 and mode 2), unarmored mode 2, malformed, truncated or doubled
- * padata, a stale time, a wrong nonce, and a verbatim replay of an accepted
+ * padata, a stale time, a wrong nonce, a correct one after an encrypted
+ * timestamp made with a wrong password (a password guess that our padata
+ * must not hide from lockout), and a verbatim replay of an accepted
  * AS-REQ (through the KDC send hook).  Only our mechanism is allowed in
  * the exchange (the "pa_type" configuration of an in-memory input ccache),
  * so a refusal never turns into an encrypted-timestamp login.
@@ -33,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <krb5.h>
@@ -65,11 +68,14 @@ krb5_error_code k5_plugin_register(krb5_context context, int interface_id,
 #define YKT_ABORT ECANCELED          /* recv hook: stop after the replay */
 #define YKT_ASN1_AS_REP 0x6b         /* [APPLICATION 11] */
 #define YKT_ASN1_KRB_ERROR 0x7e      /* [APPLICATION 30] */
+#define YKT_WRONG_SUFFIX "x"         /* wrong-ts: password + this */
+#define YKT_GENTIME_LEN 15           /* "YYYYMMDDHHMMSSZ" */
+#define YKT_DER_MAX 256              /* wrong-ts: the EncryptedData */
 
 /* What --send can ask for. */
 enum ykt_kind_id {
     K_GOOD2FA, K_GOODOTP, K_UNARMORED_OTP, K_MALFORMED, K_TRUNCATED,
-    K_DOUBLE, K_STALE, K_WRONG_NONCE, K_REPLAY, K_REPLAY_OTP
+    K_DOUBLE, K_STALE, K_WRONG_NONCE, K_WRONG_TS, K_REPLAY, K_REPLAY_OTP
 };
 
 /* One --send kind: its name, the request mode it uses, whether it runs a
@@ -90,6 +96,7 @@ static const ykt_kind ykt_kinds[] = {
     { "double", K_DOUBLE, YK_MODE_2FA, 0 },
     { "stale", K_STALE, YK_MODE_2FA, 0 },
     { "wrong-nonce", K_WRONG_NONCE, YK_MODE_2FA, 0 },
+    { "wrong-ts", K_WRONG_TS, YK_MODE_2FA, 0 },
     { "replay", K_REPLAY, YK_MODE_2FA, 1 },
     { "replay-otp", K_REPLAY_OTP, YK_MODE_OTP, 1 },
 };
@@ -153,8 +160,8 @@ ykt_usage(FILE *f)
 "  --optimistic      send our padata in the first AS-REQ instead of\n"
 "                    answering the KDC's hint\n"
 "  --send KIND       good2fa (default), goodotp, unarmored-otp, malformed,\n"
-"                    truncated, double, stale, wrong-nonce, replay,\n"
-"                    replay-otp\n"
+"                    truncated, double, stale, wrong-nonce, wrong-ts,\n"
+"                    replay, replay-otp\n"
 "  --replay-config KRB5CONF   send the replay with this krb5.conf (e.g.\n"
 "                    naming another KDC of the realm)\n"
 "  --replay-wait SECONDS      wait before the replay\n"
@@ -162,7 +169,10 @@ ykt_usage(FILE *f)
 "is goodotp without armor; malformed has the right magic and version but\n"
 "impossible lengths; truncated is good2fa minus its last byte; double puts\n"
 "two good2fa padata in one request; stale is good2fa dated %d s back;\n"
-"wrong-nonce is good2fa with nonce+1; replay/replay-otp send a good\n"
+"wrong-nonce is good2fa with nonce+1; wrong-ts is good2fa preceded, in\n"
+"the same request, by a PA-ENC-TIMESTAMP made with a wrong password (the\n"
+"password with \"%s\" appended; first, since the KDC keeps the last\n"
+"mechanism's error); replay/replay-otp send a good\n"
 "request, then the byte-identical AS-REQ again in a second exchange\n"
 "(in place of its request carrying our padata).\n"
 "Prints 'result: issued' (exit 0), 'result: refused: MSG' (exit 1),\n"
@@ -176,7 +186,8 @@ ykt_usage(FILE *f)
 "DISCARD sends nothing: that shows as 'no reply', after libkrb5's own\n"
 "retry schedule (krb5 1.20 has no timeout setting; over TCP the KDC\n"
 "closes the connection and the answer comes at once).  Use a krb5.conf\n"
-"that does not load yubikey_client.so.\n", YKT_STALE_SECONDS);
+"that does not load yubikey_client.so.\n", YKT_STALE_SECONDS,
+            YKT_WRONG_SUFFIX);
 }
 
 /* Read the first line of path (newline dropped) into the fixed password
@@ -344,9 +355,152 @@ ykt_malformed(krb5_data *enc_out)
     return 0;
 }
 
-/* Append enc (ownership taken) to the padata list *list of *n items. */
+/* Prepend len bytes of p to the DER being written backwards into buf
+ * (free space: buf[0 .. *pos)); -1 when it does not fit. */
+static int
+ykt_der_put(unsigned char *buf, size_t *pos, const void *p, size_t len)
+{
+    if (len > *pos)
+        return -1;
+    *pos -= len;
+    memcpy(buf + *pos, p, len);
+    return 0;
+}
+
+/* Prepend a tag and the DER length len (below 65536). */
+static int
+ykt_der_head(unsigned char *buf, size_t *pos, unsigned char tag, size_t len)
+{
+    unsigned char h[4];
+    size_t n = 0;
+
+    h[n++] = tag;
+    if (len >= 0x100) {
+        h[n++] = 0x82;
+        h[n++] = (unsigned char)(len >> 8);
+    } else if (len >= 0x80) {
+        h[n++] = 0x81;
+    }
+    h[n++] = (unsigned char)len;
+    return ykt_der_put(buf, pos, h, n);
+}
+
+/* Prepend an INTEGER holding v (minimal two's complement). */
+static int
+ykt_der_int(unsigned char *buf, size_t *pos, int32_t v)
+{
+    unsigned char b[4];
+    size_t n = 4, i;
+
+    for (i = 0; i < 4; i++)
+        b[i] = (unsigned char)((uint32_t)v >> (24 - 8 * i));
+    while (n > 1 && ((b[4 - n] == 0x00 && !(b[5 - n] & 0x80)) ||
+                     (b[4 - n] == 0xff && (b[5 - n] & 0x80))))
+        n--;
+    if (ykt_der_put(buf, pos, b + 4 - n, n) != 0)
+        return -1;
+    return ykt_der_head(buf, pos, 0x02, n);
+}
+
+/* A PA-ENC-TIMESTAMP (RFC 4120 5.2.7.2) under the key of a wrong password
+ * (the password with YKT_WRONG_SUFFIX appended, for the request's enctype
+ * and the principal's default salt) into *enc_out (malloc'd):
+ * EncryptedData { etype [0], cipher [2] } of PA-ENC-TS-ENC
+ * { patimestamp [0] }. */
 static krb5_error_code
-ykt_add_padata(krb5_pa_data ***list, size_t *n, krb5_data *enc)
+ykt_wrong_ts(krb5_context ctx, krb5_clpreauth_callbacks cb,
+             krb5_clpreauth_rock rock, krb5_kdc_req *request,
+             krb5_data *enc_out)
+{
+    krb5_error_code ret;
+    krb5_keyblock key = { 0 };
+    krb5_data salt = { 0 }, pw, plain;
+    krb5_enc_data ct = { 0 };
+    krb5_timestamp now = 0;
+    krb5_int32 usec = 0;
+    krb5_enctype etype = cb->get_etype(ctx, rock);
+    char wrong[YKT_PASSWORD_LEN + sizeof(YKT_WRONG_SUFFIX)];
+    unsigned char ts[6 + YKT_GENTIME_LEN + 1], der[YKT_DER_MAX];
+    size_t clen, pos = sizeof(der), mark;
+    time_t t;
+    struct tm tm;
+
+    /* PA-ENC-TS-ENC with the time libkrb5 uses for preauth. */
+    ret = cb->get_preauth_time(ctx, rock, TRUE, &now, &usec);
+    if (ret)
+        goto cleanup;
+    t = (time_t)(uint32_t)now;
+    if (gmtime_r(&t, &tm) == NULL ||
+        strftime((char *)ts + 6, YKT_GENTIME_LEN + 1, "%Y%m%d%H%M%SZ",
+                 &tm) != YKT_GENTIME_LEN) {
+        ret = EINVAL;
+        goto cleanup;
+    }
+    memcpy(ts, "\x30\x13\xa0\x11\x18\x0f", 6);
+    plain.magic = KV5M_DATA;
+    plain.data = (char *)ts;
+    plain.length = 6 + YKT_GENTIME_LEN;
+
+    /* The key a wrong password gives. */
+    snprintf(wrong, sizeof(wrong), "%s%s", ykt.args->password,
+             YKT_WRONG_SUFFIX);
+    pw.magic = KV5M_DATA;
+    pw.data = wrong;
+    pw.length = (unsigned int)strlen(wrong);
+    ret = krb5_principal2salt(ctx, request->client, &salt);
+    if (ret == 0)
+        ret = krb5_c_string_to_key(ctx, etype, &pw, &salt, &key);
+    if (ret == 0)
+        ret = krb5_c_encrypt_length(ctx, etype, plain.length, &clen);
+    if (ret)
+        goto cleanup;
+    ct.ciphertext.data = malloc(clen);
+    if (ct.ciphertext.data == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    ct.ciphertext.length = (unsigned int)clen;
+    ret = krb5_c_encrypt(ctx, &key, KRB5_KEYUSAGE_AS_REQ_PA_ENC_TS, NULL,
+                         &plain, &ct);
+    if (ret)
+        goto cleanup;
+
+    /* EncryptedData, written backwards. */
+    if (ykt_der_put(der, &pos, ct.ciphertext.data, clen) != 0 ||
+        ykt_der_head(der, &pos, 0x04, clen) != 0 ||
+        ykt_der_head(der, &pos, 0xa2, sizeof(der) - pos) != 0) {
+        ret = EOVERFLOW;
+        goto cleanup;
+    }
+    mark = pos;
+    if (ykt_der_int(der, &pos, etype) != 0 ||
+        ykt_der_head(der, &pos, 0xa0, mark - pos) != 0 ||
+        ykt_der_head(der, &pos, 0x30, sizeof(der) - pos) != 0) {
+        ret = EOVERFLOW;
+        goto cleanup;
+    }
+    enc_out->data = malloc(sizeof(der) - pos);
+    if (enc_out->data == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    memcpy(enc_out->data, der + pos, sizeof(der) - pos);
+    enc_out->length = (unsigned int)(sizeof(der) - pos);
+    enc_out->magic = KV5M_DATA;
+
+cleanup:
+    yk_zap(wrong, sizeof(wrong));
+    krb5_free_keyblock_contents(ctx, &key);
+    krb5_free_data_contents(ctx, &salt);
+    free(ct.ciphertext.data);
+    return ret;
+}
+
+/* Append enc (ownership taken) as a padata of type to the list *list of
+ * *n items. */
+static krb5_error_code
+ykt_add_padata(krb5_pa_data ***list, size_t *n, krb5_preauthtype type,
+               krb5_data *enc)
 {
     krb5_pa_data **l = NULL, *pa = NULL;
 
@@ -360,7 +514,7 @@ ykt_add_padata(krb5_pa_data ***list, size_t *n, krb5_data *enc)
         return ENOMEM;
     }
     pa->magic = KV5M_PA_DATA;
-    pa->pa_type = YK_PADATA_TYPE;
+    pa->pa_type = type;
     pa->length = enc->length;
     pa->contents = (krb5_octet *)enc->data;
     enc->data = NULL;
@@ -384,6 +538,7 @@ ykt_process(krb5_context ctx, krb5_clpreauth_moddata moddata,
     krb5_error_code ret = 0;
     krb5_pa_data **list = NULL;
     krb5_data enc = { 0 }, enc2 = { 0 };
+    krb5_preauthtype type = YK_PADATA_TYPE;
     size_t n = 0, i;
 
     *pa_data_out = NULL;
@@ -403,6 +558,13 @@ ykt_process(krb5_context ctx, krb5_clpreauth_moddata moddata,
         break;
     case K_WRONG_NONCE:
         ret = ykt_mode1(ctx, cb, rock, request, 0, 1, &enc);
+        break;
+    case K_WRONG_TS:
+        /* The guess first: the KDC answers with the last error. */
+        type = KRB5_PADATA_ENC_TIMESTAMP;
+        ret = ykt_wrong_ts(ctx, cb, rock, request, &enc);
+        if (ret == 0)
+            ret = ykt_mode1(ctx, cb, rock, request, 0, 0, &enc2);
         break;
     case K_TRUNCATED:
         ret = ykt_mode1(ctx, cb, rock, request, 0, 0, &enc);
@@ -424,9 +586,9 @@ ykt_process(krb5_context ctx, krb5_clpreauth_moddata moddata,
         break;
     }
     if (ret == 0)
-        ret = ykt_add_padata(&list, &n, &enc);
+        ret = ykt_add_padata(&list, &n, type, &enc);
     if (ret == 0 && enc2.data != NULL)
-        ret = ykt_add_padata(&list, &n, &enc2);
+        ret = ykt_add_padata(&list, &n, YK_PADATA_TYPE, &enc2);
     if (ret) {
         for (i = 0; i < n; i++) {
             free(list[i]->contents);

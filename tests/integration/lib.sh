@@ -20,9 +20,14 @@
 #                          rules and before the permissive rest (e.g.
 #                          kldap's rules)
 #   YK_SLAPD_EXTRA_LDIF    an LDIF file added with the seed entries
+#   YK_SLAPD_PRE_ACL       slapd.conf access lines placed BEFORE the
+#                          shipped rules (tests that break them on
+#                          purpose, e.g. "by * break" rules for one DN)
 #   YK_SLAPD_LDAPI=1       also listen on ldapi:// (YK_LDAPI_URI), with
 #                          SASL EXTERNAL for the test's own uid mapped to
 #                          the KDC's DN
+#   YK_SLAPD_EXTRA_CONF    lines appended to slapd.conf after the main
+#                          database (e.g. "database monitor")
 
 YK_SRCDIR=${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 YK_BUILDDIR=${top_builddir:-$(pwd)}
@@ -245,6 +250,9 @@ index objectClass eq
 index krbPrincipalName eq,pres,sub
 index yubikeyPublicId eq
 
+EOF
+        printf '%s\n' "${YK_SLAPD_PRE_ACL:-}"
+        cat <<EOF
 # --- the shipped rules (ldap-schema/acl.conf), instantiated -----------
 EOF
         yk_acl_instantiate acl.conf
@@ -267,6 +275,7 @@ access to *
 overlay unique
 unique_uri ldap:///?yubikeyPublicId?sub
 EOF
+        printf '%s\n' "${YK_SLAPD_EXTRA_CONF:-}"
     } > "$dir/slapd.conf"
     yk_seed_ldif > "$dir/seed.ldif"
     if [ -n "${YK_SLAPD_EXTRA_LDIF:-}" ]; then
@@ -296,12 +305,13 @@ yk_pid_listens() {
 }
 
 # Start slapd (slapd.conf from yk_slapd_setup, or the cn=config dir given
-# as "-F DIR") on a free random port, or on YK_SLAPD_PORT when set (a
-# restart).  Waits until it answers.
+# as "-F DIR", or another slapd.conf given as "-f FILE") on a free random
+# port, or on YK_SLAPD_PORT when set (a restart).  Waits until it answers.
 yk_slapd_start() {
     local dir=$YK_TMP/slapd try port urls i conf
     conf=(-f "$dir/slapd.conf")
     [ "${1:-}" = -F ] && conf=(-F "$2")
+    [ "${1:-}" = -f ] && conf=(-f "$2")
     for try in $(seq 10); do
         port=$YK_SLAPD_PORT
         if [ -z "$port" ]; then

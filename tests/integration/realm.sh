@@ -19,15 +19,26 @@
 #                            kinit reading the password (and OTP) lines
 #                            from standard input; output in
 #                            $YK_TMP/kinit.out, returns kinit's status
-#   yk_kdc_attempts PRINC    the module's log lines for PRINC, in order
+#   yk_kdc_attempts PRINC [LOG]
+#                            the module's log lines for PRINC, in order
+#                            (in LOG: default the KDC's, $YK_KDC_LOG)
+#   yk_tgt_flags [CCACHE]    the flags of the ccache's TGT (klist -f)
 #   yk_armor_ccache FILE     a FAST armor ccache from a host keytab
+#   yk_kdc2_start / yk_kdc2_stop
+#                            a second krb5kdc on the same database and
+#                            slapd (own port, kdc2.conf, kdc2.log), and
+#                            YK_KRB5_CONF_KDC2: a password-only krb5.conf
+#                            naming only it
 #
 # Variables: YK_REALM, YK_KDC_PORT, YK_KDC_PID, YK_KDC_LOG, YK_KRB5_DIR,
 # YK_KRB5_CONF (with our client module), YK_KRB5_CONF_PLAIN (without it:
 # a password-only client).  Knobs (before yk_realm_setup): YK_CACHE_TTL,
 # YK_BREAKER_TIME, YK_KDC_EXTRA (more relations for the realm section of
 # kdc.conf, one per line); YK_KDC_WRAPPER (a command line krb5kdc runs
-# under, e.g. "valgrind -q --error-exitcode=9").  Everything lives in
+# under, e.g. "valgrind -q --error-exitcode=9"); YK_KDC_UDP_PORT (the
+# KDC's UDP port, default its TCP port: another port makes a client's UDP
+# try after a DISCARD fail at once, as for yk_kdc2_start; not combined
+# with yk_kdc2_start).  Everything lives in
 # $YK_TMP; lib.sh's trap stops every process by PID and removes it.
 
 YK_REALM_SRCDIR=${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." &&
@@ -81,7 +92,7 @@ yk_realm_write_config() {
     local d=$YK_KRB5_DIR
     cat > "$d/kdc.conf" <<EOF
 [kdcdefaults]
- kdc_listen = 127.0.0.1:$YK_KDC_PORT
+ kdc_listen = 127.0.0.1:${YK_KDC_UDP_PORT:-$YK_KDC_PORT}
  kdc_tcp_listen = 127.0.0.1:$YK_KDC_PORT
 
 [realms]
@@ -89,7 +100,7 @@ yk_realm_write_config() {
   database_name = $d/principal
   key_stash_file = $d/stash
   acl_file = $d/kadm5.acl
-  kdc_listen = 127.0.0.1:$YK_KDC_PORT
+  kdc_listen = 127.0.0.1:${YK_KDC_UDP_PORT:-$YK_KDC_PORT}
   kdc_tcp_listen = 127.0.0.1:$YK_KDC_PORT
   default_principal_flags = +preauth
   yubikey_ldap_uri = $YK_LDAP_URI
@@ -295,9 +306,17 @@ yk_kinit() {
     kinit "$@" "$princ" > "$YK_TMP/kinit.out" 2>&1
 }
 
-# The module's per-attempt log lines for PRINC (full name), oldest first.
+# The module's per-attempt log lines for PRINC (full name), oldest first,
+# in the log file LOG (default: the KDC's).
 yk_kdc_attempts() {
-    grep -F "yubikey: principal=$1 " "$YK_KDC_LOG"
+    grep -F "yubikey: principal=$1 " "${2:-$YK_KDC_LOG}"
+}
+
+# The flags of the TGT in CCACHE (default: the current one), as klist -f
+# prints them (e.g. "FRIAH"); empty when there is none.
+yk_tgt_flags() {
+    klist -f ${1:+-c "$1"} 2>/dev/null | awk '/krbtgt\// { getline;
+        sub(/.*Flags: /, ""); print; exit }'
 }
 
 # A FAST armor ccache in FILE, from the keytab of a host principal made
@@ -314,4 +333,60 @@ yk_armor_ccache() {
         > "$YK_KRB5_DIR/armor.out" 2>&1 ||
         { cat "$YK_KRB5_DIR/armor.out" >&2;
           yk_fail "kinit of the armor ccache failed"; }
+}
+
+YK_KDC2_PORT=
+YK_KDC2_PID=
+YK_KDC2_LOG=
+YK_KRB5_CONF_KDC2=
+
+# Start a second krb5kdc on the realm's database and token directory: a
+# copy of kdc.conf with its own TCP port and log, and a copy of the
+# password-only krb5.conf naming only it.  Its UDP listener is on another
+# port, so that after a DISCARD (the TCP connection closed) the client's
+# UDP fallback is refused at once instead of waiting out libkrb5's
+# retries.  Waits for "commencing operation"; a port taken meanwhile is
+# replaced (3 tries).
+yk_kdc2_start() {
+    local d=$YK_KRB5_DIR udp try _
+    YK_KDC2_LOG=$d/kdc2.log
+    YK_KRB5_CONF_KDC2=$d/krb5-kdc2.conf
+    for try in 1 2 3; do
+        YK_KDC2_PORT=$(yk_realm_free_port) || yk_fail "no free port"
+        udp=$(yk_realm_free_port) || yk_fail "no free port"
+        case " $YK_KDC_PORT ${YK_KDC_UDP_PORT:-} $YK_KDC2_PORT " in
+            *" $udp "*) continue ;;
+        esac
+        sed -e "s|\( kdc_listen = \).*|\1127.0.0.1:$udp|" \
+            -e "s|\( kdc_tcp_listen = \).*|\1127.0.0.1:$YK_KDC2_PORT|" \
+            -e "s|FILE:$YK_KDC_LOG\$|FILE:$YK_KDC2_LOG|" \
+            "$d/kdc.conf" > "$d/kdc2.conf"
+        sed -e "s|\( kdc = \)127\.0\.0\.1:.*|\1127.0.0.1:$YK_KDC2_PORT|" \
+            "$YK_KRB5_CONF_PLAIN" > "$YK_KRB5_CONF_KDC2"
+        : > "$YK_KDC2_LOG"
+        KRB5_KDC_PROFILE=$d/kdc2.conf krb5kdc -n -r "$YK_REALM" \
+            >> "$d/krb5kdc2.out" 2>&1 &
+        YK_KDC2_PID=$!
+        yk_register_pid "$YK_KDC2_PID"
+        for _ in $(seq 300); do
+            kill -0 "$YK_KDC2_PID" 2>/dev/null || break
+            grep -q 'commencing operation' "$YK_KDC2_LOG" && return 0
+            sleep 0.1
+        done
+        kill -0 "$YK_KDC2_PID" 2>/dev/null &&
+            yk_fail "the second krb5kdc did not start within 30 s"
+        wait "$YK_KDC2_PID" 2>/dev/null
+        YK_KDC2_PID=
+        grep -q 'Address already in use' "$YK_KDC2_LOG" || break
+    done
+    cat "$d/krb5kdc2.out" >&2
+    tail -5 "$YK_KDC2_LOG" >&2
+    yk_fail "the second krb5kdc exited at start"
+}
+
+# Stop the second KDC by PID and wait for it.
+yk_kdc2_stop() {
+    [ -n "$YK_KDC2_PID" ] || return 0
+    yk_stop_pid "$YK_KDC2_PID"
+    YK_KDC2_PID=
 }

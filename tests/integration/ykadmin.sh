@@ -1,12 +1,16 @@
 #!/bin/bash
 # ykadmin.sh: ykadmin against a real slapd, the way an administrator runs it.
 #
-# Keyring creation, import (secrets on stdin), enrolment of an emulated
-# token, list, disable/enable, policy, verify (the OTPs of tests/emu/ykemu
-# accepted, replays refused), uniqueness of public ids, malformed input, a
-# wrong keyring and LDAP down (clear errors, nothing written), help and man
-# page in step, and no secret in any output or log line.  Exit 0 pass,
-# 1 fail, 77 skip.
+# Keyring creation (and its ownership warnings), import (secrets on
+# stdin), enrolment (emulated tokens; without a YubiKey attached, the
+# "no YubiKey found" path; slot 1, --add, --replace, public id prefixes),
+# list (table and --json), disable/enable/delete, policy, verify (the
+# OTPs of tests/emu/ykemu accepted, replays refused, --resync),
+# raise-counters, key rotation (rewrap), uniqueness of public ids,
+# malformed input, a wrong keyring and LDAP down (clear errors, nothing
+# written), help and man page in step, and no secret in any output or log
+# line.  Import files: ykadmin-import.sh; --require and purge (they need
+# a KDC database): ykadmin-kdb.sh.  Exit 0 pass, 1 fail, 77 skip.
 
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -84,14 +88,18 @@ no_token() {
 
 # ---------------------------------------------------------------------
 # Help, usage errors and the man page: no directory needed.
+CMDS="init-master-key rewrap enroll import list disable enable delete policy
+verify raise-counters purge"
 expect 0 "--help" -- --help
-for c in init-master-key enroll import list disable enable policy verify; do
+[ "$(grep -c '^  [a-z]' "$T/out")" = "$(echo $CMDS | wc -w)" ] ||
+    yk_fail "--help lists other commands than: $CMDS"
+for c in $CMDS; do
     grep -q "^  $c " "$T/out" || yk_fail "--help does not list $c"
     grep -q "^\.SS $(printf '%s' "$c" | sed 's/-/\\\\-/g')\b" "$MANPAGE" ||
         yk_fail "the man page has no section for $c"
 done
 opts=$(grep -o -- '--[a-z][a-z-]*' "$T/out" | sort -u)
-for c in init-master-key enroll import list disable enable policy verify; do
+for c in $CMDS; do
     expect 0 "$c --help" -- "$c" --help
     grep -q "^Usage: ykadmin \[GLOBAL OPTIONS\] $c" "$T/out" ||
         yk_fail "$c --help has no usage line"
@@ -114,15 +122,41 @@ expect 2 "secrets are never options" -- import alice --public-id "$ID1" \
 expect 2 "an option of another command" -- list --emulate x
 expect 2 "extra argument" -- disable "$ID1" extra
 expect 2 "bad policy" -- policy alice maybe
+expect 2 "slot 3" -- enroll alice --slot 3
+expect 2 "--add and --replace" -- enroll alice --add --replace
+expect 2 "--public-id and a prefix" -- enroll alice --public-id vvcc \
+    --public-id-prefix vv
+expect 2 "an access code for an emulated token" -- enroll alice \
+    --emulate "$T/x.emu" --access-code-file -
+expect 2 "raise-counters without a target" -- raise-counters
+expect 2 "raise-counters with two targets" -- raise-counters alice --all
+expect 2 "raise-counters --by 0" -- raise-counters alice --by 0
+expect 2 "raise-counters --by junk" -- raise-counters alice --by 12x
+expect 2 "raise-counters --by too many" -- raise-counters --all --by 40000
+expect 2 "import --file without a principal" -- import --file "$T/f"
+expect 2 "import --file with both" -- import --file "$T/f" \
+    --principal alice --map "$T/m"
+expect 2 "import --file and a positional" -- import alice --file "$T/f"
+expect 2 "import --file, bad format" -- import --file "$T/f" \
+    --principal alice --format xml
+expect 2 "import, principal twice" -- import alice --principal bob \
+    --public-id "$ID1"
+expect 2 "rewrap --kdc-user without --add-key" -- rewrap --kdc-user root
+expect 2 "rewrap --add-key --dry-run" -- rewrap --add-key --dry-run
+expect 2 "purge takes no argument" -- purge now
+expect 2 "list, two principals" -- list alice bob --json
+expect 2 "verify --resync without OTP" -- verify --resync
+[ ! -e "$T/x.emu" ] || yk_fail "a usage error wrote a file"
 yk_ok "usage errors exit 2"
 
 # ---------------------------------------------------------------------
 # The directory and the configuration ykadmin reads.
 yk_slapd_setup
 yk_slapd_start
-for p in alice bob carol dave; do
+for p in alice bob carol dave erin; do
     yk_ldap_add_principal "$p"
 done
+mkdir -p "$T/kdb"
 
 printf '%s\n' "$YK_YKADMIN_PW" > "$T/ykadmin.pw"
 chmod 600 "$T/ykadmin.pw"
@@ -134,6 +168,7 @@ cat > "$T/kdc.conf" <<EOF
 		yubikey_ldap_password_file = $T/ykadmin.pw
 		yubikey_ldap_base = $YK_LDAP_BASE
 		yubikey_master_key_file = $T/keyring
+		database_name = $T/kdb/principal
 	}
 EOF
 cat > "$T/krb5.conf" <<EOF
@@ -160,7 +195,30 @@ expect 0 "init-master-key --keyring other" -- init-master-key \
     --keyring "$T/other-keyring"
 [ "$(stat -c %a "$T/other-keyring")" = 600 ] ||
     yk_fail "--keyring file mode is not 600"
-yk_ok "init-master-key creates a 0600 keyring and refuses to overwrite one"
+! grep -q warning "$T/err" || yk_fail "init-master-key warned: $(cat "$T/err")"
+expect 0 "init-master-key, another KDC user" -- init-master-key \
+    --keyring "$T/nobody-keyring" --kdc-user nobody
+err_has "not by the KDC's user nobody (given by --kdc-user)" \
+    "keyring owner warning"
+err_has "chown nobody $T/nobody-keyring" "keyring owner advice"
+mkdir -m 777 "$T/open-dir"
+expect 0 "init-master-key in a world-writable directory" -- \
+    init-master-key --keyring "$T/open-dir/keyring"
+err_has "the directory $T/open-dir is writable by group or others" \
+    "open directory warning"
+mkdir -m 755 "$T/kdc-home" && chown nobody "$T/kdc-home"
+sed -i "s|database_name = .*|database_name = $T/kdc-home/principal|" \
+    "$T/kdc.conf"
+expect 0 "init-master-key, KDC user from database_name" -- \
+    init-master-key --keyring "$T/kdc-home-keyring"
+err_has "not by the KDC's user nobody (the owner of $T/kdc-home, the KDC" \
+    "KDC user from the database directory"
+sed -i "s|database_name = .*|database_name = $T/kdb/principal|" "$T/kdc.conf"
+expect 1 "init-master-key --kdc-user unknown" -- init-master-key \
+    --keyring "$T/unknown-user-keyring" --kdc-user no-such-user-here
+[ ! -e "$T/unknown-user-keyring" ] || yk_fail "bad --kdc-user wrote a file"
+yk_ok "init-master-key creates a 0600 keyring, refuses to overwrite one," \
+    "warns about its owner and directory"
 
 # ---------------------------------------------------------------------
 # import, list, uniqueness
@@ -243,8 +301,8 @@ expect 0 "enroll bob" -- enroll bob --emulate "$T/bob.emu" \
 [ -f "$T/bob.emu" ] || yk_fail "enroll wrote no state file"
 [ "$(stat -c %a "$T/bob.emu")" = 600 ] || yk_fail "state file not 0600"
 bobid=$("$YKEMU" --public-id "$T/bob.emu") || yk_fail "ykemu --public-id"
-[[ $bobid =~ ^cc[cbdefghijklnrtuv]{10}$ ]] ||
-    yk_fail "generated public id $bobid is not cc + 10 modhex"
+[[ $bobid =~ ^vv[cbdefghijklnrtuv]{10}$ ]] ||
+    yk_fail "generated public id $bobid is not vv + 10 modhex"
 sed -n 's/^\(aes_key\|private_id\) //p' "$T/bob.emu" >> "$SECRETS"
 [ "$(grep -c . "$SECRETS")" = 7 ] || yk_fail "emu file lacks key/id lines"
 err_has "enroll principal=bob@$YK_REALM public_id=$bobid state=pending" \
@@ -276,9 +334,22 @@ expect 1 "enroll to an unwritable path" -- enroll carol \
     --emulate "$T/no/such/dir/carol.emu"
 err_has "cannot create the token state file $T/no/such/dir/carol.emu" \
     "unwritable emulate path"
-expect 1 "enroll without --emulate" -- enroll carol
-err_has "not available yet in this version; use --emulate FILE" \
-    "enroll without --emulate"
+expect 1 "enroll without a YubiKey attached" -- enroll carol
+err_has "no YubiKey found" "enroll without a device"
+err_has "--emulate" "enroll without a device suggests --emulate"
+err_has "nothing is enrolled" "enroll without a device says what is left"
+printf 'not-a-code\n' > "$T/bad.acc"
+expect 1 "enroll, malformed access code" -- enroll carol \
+    --access-code-file "$T/bad.acc"
+err_has "must be exactly 12 hexadecimal digits" "malformed access code"
+printf '0102030405ff\n' > "$T/good.acc"
+expect 1 "enroll, access code, no YubiKey" -- enroll carol \
+    --access-code-file "$T/good.acc"
+err_has "no YubiKey found" "access code, no device"
+expect 1 "slot 1 without --force" -- enroll carol --slot 1 \
+    --emulate "$T/carol.emu"
+err_has "--force" "slot 1 without --force"
+[ ! -e "$T/carol.emu" ] || yk_fail "slot 1 without --force wrote a file"
 expect 1 "enroll an unknown principal" -- enroll zed --emulate "$T/zed.emu"
 err_has "zed@$YK_REALM has no entry in the directory" "unknown principal"
 [ ! -e "$T/zed.emu" ] || yk_fail "enroll for an unknown principal wrote"
@@ -289,7 +360,65 @@ expect 0 "enroll with a given public id" -- enroll carol \
     yk_fail "enroll --public-id: token not listed"
 sed -n 's/^\(aes_key\|private_id\) //p' "$T/carol.emu" >> "$SECRETS"
 yk_ok "enroll refuses a taken public id, an existing or unwritable file," \
-    "an unknown principal; nothing written"
+    "an unknown principal, slot 1 without --force, a bad access code;" \
+    "without a YubiKey: \"no YubiKey found\"; nothing written"
+
+# A second token needs --add; --replace re-keys one in place.
+expect 1 "a second token without --add" -- enroll carol \
+    --emulate "$T/carol2.emu"
+err_has "already holds vvccccfbhvcc (active): give --add" "second token"
+[ ! -e "$T/carol2.emu" ] || yk_fail "refused second token wrote a file"
+expect 0 "a second token with --add" -- enroll carol --add \
+    --emulate "$T/carol2.emu" --public-id-prefix DDEE
+carol2=$("$YKEMU" --public-id "$T/carol2.emu")
+[[ $carol2 =~ ^ddee[cbdefghijklnrtuv]{8}$ ]] ||
+    yk_fail "--public-id-prefix ddee gave $carol2"
+sed -n 's/^\(aes_key\|private_id\) //p' "$T/carol2.emu" >> "$SECRETS"
+expect 1 "bad prefix" -- enroll carol --add --emulate "$T/carol3.emu" \
+    --public-id-prefix xyz
+err_has "invalid --public-id-prefix" "bad prefix"
+expect 1 "--replace, two tokens, none named" -- enroll carol --replace \
+    --emulate "$T/carol3.emu"
+err_has "name the one to replace with --public-id" "ambiguous replace"
+old_otp=$("$YKEMU" "$T/carol.emu")
+expect 0 "verify carol's first token" -- verify "$old_otp"
+expect 0 "--replace carol's first token" -- enroll carol --replace \
+    --public-id vvccccfbhvcc --emulate "$T/carol-new.emu"
+err_has "public_id=vvccccfbhvcc state=pending replace=yes" "replace log"
+sed -n 's/^\(aes_key\|private_id\) //p' "$T/carol-new.emu" >> "$SECRETS"
+[ "$(field carol vvccccfbhvcc 4) $(field carol vvccccfbhvcc 5)" = \
+    "active 0" ] || yk_fail "--replace did not reset the counter"
+[ "$(field carol "$carol2" 4)" = active ] ||
+    yk_fail "--replace touched the other token"
+expect 1 "the replaced key's OTP" -- verify "$("$YKEMU" "$T/carol.emu")"
+err_has "CRC" "replaced key refused"
+expect 0 "the new key's OTP" -- verify "$("$YKEMU" "$T/carol-new.emu")"
+out_has "token vvccccfbhvcc, counter 256" "new key accepted"
+expect 1 "--replace of a token the principal does not hold" -- enroll carol \
+    --replace --public-id "$ID1" --emulate "$T/carol3.emu"
+err_has "holds no token $ID1" "replace a foreign token"
+expect 1 "--replace, no YubiKey: restored" -- enroll carol --replace \
+    --public-id vvccccfbhvcc
+err_has "no YubiKey found" "replace without a device"
+err_has "has its previous key and counter again" "replace restored"
+[ "$(field carol vvccccfbhvcc 5)" = 256 ] ||
+    yk_fail "a failed --replace did not restore the counter"
+expect 0 "the new key still works" -- verify "$("$YKEMU" "$T/carol-new.emu")"
+yk_ok "a second token needs --add; --public-id-prefix; --replace re-keys" \
+    "in place (counter reset, old key refused); a failed --replace" \
+    "restores the token"
+
+# The prefix from kdc.conf.
+sed -i "s|^\t\tyubikey_master_key_file|\t\tyubikey_public_id_prefix = jjkk\n&|" \
+    "$T/kdc.conf"
+expect 0 "enroll with the prefix of kdc.conf" -- enroll erin \
+    --emulate "$T/erin.emu"
+erinid=$("$YKEMU" --public-id "$T/erin.emu")
+[[ $erinid =~ ^jjkk[cbdefghijklnrtuv]{8}$ ]] ||
+    yk_fail "yubikey_public_id_prefix jjkk gave $erinid"
+sed -n 's/^\(aes_key\|private_id\) //p' "$T/erin.emu" >> "$SECRETS"
+sed -i '/yubikey_public_id_prefix/d' "$T/kdc.conf"
+yk_ok "yubikey_public_id_prefix of kdc.conf sets generated public ids"
 
 # ---------------------------------------------------------------------
 # disable / enable (the state value is rewritten too)

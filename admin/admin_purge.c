@@ -1,0 +1,202 @@
+/* admin_purge.c: ykadmin purge: tokens of gone principals, stale enrolments. */
+
+/*
+ * Two kinds of leftovers.  Tokens on directory entries whose principal is
+ * no longer in the KDC database: with a DB2 realm, or a principal on a
+ * user entry, "kadmin delprinc" leaves the directory entry (and its
+ * token attributes) behind unless the yubikey kadm5_hook module runs.
+ * And pending tokens older than an hour: an enrolment that failed half
+ * way and could not take its record back (the KDC refuses them anyway).
+ * The database is read through kadm5's server library (admin_kdb.c); as
+ * a guard against a wrong database (which would make every principal
+ * look gone), the realm's krbtgt principal must be found first.  Entries
+ * of principals of other realms are left alone.
+ */
+
+#ifdef HAVE_CONFIG_H
+#include <config.h>  /* autoconf's, not shared/config.h: hence <> */
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "admin.h"
+#include "errors.h"
+#include "record.h"
+#include "store.h"
+
+#define PENDING_MAX_AGE 3600          /* seconds before a pending is stale */
+
+/* What purge found and did. */
+typedef struct {
+    size_t removed;
+    size_t failures;
+    size_t foreign;              /* entries of other realms, skipped */
+} purge_counts;
+
+/* Whether principal (a full name) belongs to realm. */
+static int
+in_realm(const char *principal, const char *realm)
+{
+    size_t pl = strlen(principal), rl = strlen(realm);
+
+    return pl > rl + 1 && principal[pl - rl - 1] == '@' &&
+        strcmp(principal + pl - rl, realm) == 0 &&
+        (pl - rl < 2 || principal[pl - rl - 2] != '\\');
+}
+
+/* Remove principal's token pubid (fresh read, retried after a lost
+ * swap), or say what it would do with dry_run.  Counts into *c. */
+static void
+remove_token(yk_admin *adm, yk_store *st, const char *principal,
+             const char *pubid, const char *reason, int dry_run,
+             purge_counts *c)
+{
+    yk_entry *entry = NULL;
+    const yk_token *tok;
+    krb5_error_code ret = YK_ERR_STORE_CONFLICT;
+    int tries;
+
+    if (dry_run) {
+        printf("Would remove token %s of %s (%s).\n", pubid, principal,
+               reason);
+        c->removed++;
+        return;
+    }
+    for (tries = 0; tries < YK_ADMIN_SWAP_TRIES &&
+             ret == YK_ERR_STORE_CONFLICT; tries++) {
+        yk_entry_free(entry);
+        entry = NULL;
+        if (yk_admin_read_entry(adm, st, principal, &entry) != 0) {
+            c->failures++;
+            return;
+        }
+        tok = yk_entry_find_token(entry, pubid);
+        if (tok == NULL) {
+            ret = 0;            /* gone meanwhile */
+            goto cleanup;
+        }
+        ret = yk_store_delete_token(st, entry, tok);
+    }
+    if (ret) {
+        yk_admin_store_fail(adm, ret, "cannot remove token %s of %s", pubid,
+                            principal);
+        c->failures++;
+        goto cleanup;
+    }
+    yk_admin_log(adm, "purge principal=%s public_id=%s reason=%s",
+                 principal, pubid, reason);
+    printf("Removed token %s of %s (%s).\n", pubid, principal, reason);
+    c->removed++;
+
+cleanup:
+    yk_entry_free(entry);
+}
+
+/* Purge one entry: every token when its principal is gone, else its
+ * stale pending tokens. */
+static void
+purge_entry(yk_admin *adm, yk_store *st, yk_admin_kdb *kdb,
+            const yk_entry *e, int64_t now, int dry_run, purge_counts *c)
+{
+    const yk_token *t;
+    size_t i;
+    int exists = 1;
+
+    if (e->principal == NULL || !in_realm(e->principal, adm->realm)) {
+        c->foreign++;
+        return;
+    }
+    if (yk_admin_kdb_exists(kdb, e->principal, &exists) != 0) {
+        c->failures++;
+        return;
+    }
+    for (i = 0; i < e->ntokens; i++) {
+        t = &e->tokens[i];
+        if (!exists)
+            remove_token(adm, st, e->principal, t->pubid,
+                         "principal-not-in-kdb", dry_run, c);
+        else if (t->secret != NULL && !t->malformed &&
+                 t->secret->state == YK_TOKEN_PENDING &&
+                 t->secret->enrolled_at + PENDING_MAX_AGE < now)
+            remove_token(adm, st, e->principal, t->pubid, "stale-pending",
+                         dry_run, c);
+    }
+}
+
+/* purge [--dry-run]: see the top of this file. */
+static int
+run_purge(yk_admin *adm, int argc, char **argv)
+{
+    const yk_admin_cmd *cmd = &yk_admin_cmd_purge;
+    yk_entry **entries = NULL;
+    yk_admin_kdb *kdb = NULL;
+    yk_store *st = NULL;
+    char *tgs = NULL;
+    krb5_error_code ret;
+    purge_counts c;
+    size_t n = 0, i;
+    int status, exists = 0;
+    yk_admin_args a;
+
+    memset(&c, 0, sizeof(c));
+    status = yk_admin_parse_args(cmd, argc, argv, YK_OPT_DRY_RUN, 0, 0, &a);
+    if (status >= 0)
+        return status;
+    status = YK_ADMIN_EXIT_FAIL;
+    if (yk_admin_kdb_open(adm, &kdb) != 0)
+        goto cleanup;
+    if (asprintf(&tgs, "krbtgt/%s@%s", adm->realm, adm->realm) < 0) {
+        tgs = NULL;
+        yk_admin_fail("out of memory");
+        goto cleanup;
+    }
+    if (yk_admin_kdb_exists(kdb, tgs, &exists) != 0)
+        goto cleanup;
+    if (!exists) {
+        yk_admin_fail("the KDC database opened has no %s: not the realm's "
+                      "database? nothing was removed", tgs);
+        goto cleanup;
+    }
+    if (yk_admin_store(adm, &st) != 0)
+        goto cleanup;
+    ret = yk_store_list(st, NULL, &entries, &n);
+    if (ret) {
+        yk_admin_store_fail(adm, ret, "cannot list the tokens");
+        goto cleanup;
+    }
+    for (i = 0; i < n; i++)
+        purge_entry(adm, st, kdb, entries[i], (int64_t)time(NULL),
+                    a.dry_run, &c);
+    if (c.foreign > 0)
+        printf("%lu entr%s of other realms left alone.\n",
+               (unsigned long)c.foreign, c.foreign == 1 ? "y" : "ies");
+    printf("%s %lu token%s%s.\n", a.dry_run ? "Would remove" : "Removed",
+           (unsigned long)c.removed, c.removed == 1 ? "" : "s",
+           c.failures > 0 ? "; some checks or removals failed (see above)" :
+           "");
+    status = c.failures > 0 ? YK_ADMIN_EXIT_FAIL : YK_ADMIN_EXIT_OK;
+
+cleanup:
+    yk_entries_free(entries, n);
+    yk_admin_kdb_close(kdb);
+    free(tgs);
+    return status;
+}
+
+const yk_admin_cmd yk_admin_cmd_purge = {
+    "purge",
+    "[--dry-run]",
+    "remove tokens of gone principals and stale enrolments",
+    "Removes the tokens of directory entries whose principal is no longer\n"
+    "in the KDC database (kadmin delprinc leaves them with a DB2 realm or on\n"
+    "user entries), and pending tokens older than an hour (enrolments that\n"
+    "failed half way).  Reads the KDC database through kadm5's server\n"
+    "library, as kadmin.local does: run it on a KDC.  Entries of other\n"
+    "realms are left alone.\n\n"
+    "Options:\n"
+    "  --dry-run             show what would be removed, write nothing\n",
+    run_purge
+};

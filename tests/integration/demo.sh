@@ -1,0 +1,65 @@
+#!/bin/bash
+# demo.sh: tools/demo as a smoke test, on the tree "make check" built.
+#
+# Runs tools/demo with YK_DEMO_PREBUILT (no install, no build) and checks
+# its exit status, the lines an administrator watching it relies on, its
+# summary line, and that it stopped what it started and removed its
+# temporary directory.  Exit 0 pass, 1 fail, 77 skip (announced).
+
+srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+# shellcheck source=lib.sh
+. "$srcdir/tests/integration/lib.sh"
+
+yk_init
+out=$YK_TMP/demo.out
+
+YK_DEMO_PREBUILT=$YK_BUILDDIR bash "$srcdir/tools/demo" > "$out" 2>&1
+rc=$?
+cat "$out"
+echo "--- tools/demo exited with $rc"
+[ "$rc" -ne 77 ] || yk_skip "tools/demo could not run (see above)"
+[ "$rc" -eq 0 ] || yk_fail "tools/demo failed (exit $rc)"
+
+# Check that the output holds a line matching the extended regex $1.
+expect() {
+    grep -qE -- "$1" "$out" || yk_fail "tools/demo printed no line like: $1"
+}
+
+R=EXAMPLE.TEST
+SIGN=host/sign.example.test
+expect "^      Password for alice@$R: alice-pw"
+expect "^      YubiKey OTP for alice@$R: [cbdefghijklnrtuv]{44}  <- ykemu\$"
+attempt="yubikey: principal=alice@$R pubid=[a-z]+ counter=[0-9]+ mode=2fa"
+expect "$attempt verdict=accepted reason=accepted\$"
+expect "^    ok: TGT flags [A-Z]*H[A-Z]* include H\$"
+expect "^      $SIGN@$R: kvno = 1\$"
+expect "$attempt verdict=refused reason=replay\$"
+expect "PREAUTH_FAILED: alice@$R for krbtgt/$R@$R"
+expect "Attributes: REQUIRES_PRE_AUTH REQUIRES_HW_AUTH"
+expect "^      kvno: KDC policy rejects request while getting credentials for"
+expect "HIGHER_AUTHENTICATION_REQUIRED.* carol@$R for $SIGN@$R, Required auth"
+expect "Required auth indicators not present in ticket: yubikey-2fa\$"
+yk_ok "tools/demo showed login, H flag, signing ticket, replay and refusals"
+
+# Exactly the nine steps, then the one-line summary, last.
+n=$(grep -cE '^\[[0-9]/9\] ' "$out")
+[ "$n" -eq 9 ] || yk_fail "tools/demo showed $n of its 9 steps"
+tail -1 "$out" | grep -qE '^demo: PASSED: all 9 steps behaved as shown' ||
+    yk_fail "the last line is not the PASSED summary: $(tail -1 "$out")"
+yk_ok "nine steps, then the summary line"
+
+# It stopped krb5kdc and slapd (by the PIDs it printed) and cleaned up.
+stopping='^Stopping krb5kdc (pid \([0-9]*\)) and slapd (pid \([0-9]*\));'
+pids=$(sed -n "s/$stopping.*/\\1 \\2/p" "$out")
+tmp=$(sed -n "s/$stopping removing \(.*\)\.\$/\\3/p" "$out")
+[ -n "$pids" ] && [ -n "$tmp" ] ||
+    yk_fail "tools/demo did not say what it stops"
+for pid in $pids; do
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != slapd ] &&
+        [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != krb5kdc ] ||
+        yk_fail "process $pid ($(cat "/proc/$pid/comm")) still runs"
+done
+[ ! -e "$tmp" ] || yk_fail "tools/demo left $tmp behind"
+yk_ok "krb5kdc and slapd stopped, $tmp removed"
+echo "PASS: demo.sh"
+exit 0
