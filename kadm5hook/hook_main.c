@@ -161,8 +161,8 @@ pending_is(const kadm5_hook_modinfo *mi, int op, const char *principal,
                             strcmp(mi->target, target) == 0));
 }
 
-/* A profile string as a malloc'd copy (NULL when unset): [realms] realm
- * name when sub is NULL, else [section] sub name. */
+/* A profile string as a malloc'd copy (NULL when unset): [section] sub
+ * name, or [section] name when sub is NULL. */
 static krb5_error_code
 profile_dup(profile_t profile, const char *section, const char *sub,
             const char *name, char **out)
@@ -171,7 +171,9 @@ profile_dup(profile_t profile, const char *section, const char *sub,
     char *v = NULL;
 
     *out = NULL;
-    ret = profile_get_string(profile, section, sub, name, NULL, &v);
+    ret = sub != NULL ?
+        profile_get_string(profile, section, sub, name, NULL, &v) :
+        profile_get_string(profile, section, name, NULL, NULL, &v);
     if (ret)
         return ret;
     if (v != NULL) {
@@ -193,82 +195,154 @@ kldap_dup(profile_t profile, const char *module, const char *name,
 
     ret = profile_dup(profile, "dbmodules", module, name, out);
     if (ret == 0 && *out == NULL)
-        ret = profile_dup(profile, "dbdefaults", name, NULL, out);
+        ret = profile_dup(profile, "dbdefaults", NULL, name, out);
     return ret;
 }
 
-/* The hook's LDAP identity.  It writes what only administrators may
- * (secrets, public ids, the class): yubikey_hook_bind_dn with
- * yubikey_hook_password_file, or yubikey_hook_sasl_mech; when unset and
- * the LDAP settings come from kldap, kadmind's own identity
- * (ldap_kadmind_dn, ldap_kadmind_sasl_mech, ldap_service_password_file);
- * else the configured (KDC's) identity is kept. */
+/* The hook's LDAP identity, laid over the realm's yubikey_ldap_bind_dn,
+ * yubikey_ldap_password_file and yubikey_ldap_sasl_mech (NULL values read
+ * as unset), so that config.c reads its password as it reads the KDC's.
+ * Strings malloc'd. */
+typedef struct {
+    profile_t base;
+    const char *realm;
+    int active;
+    char *bind_dn;
+    char *password_file;
+    char *sasl_mech;
+} hook_overlay;
+
+/* profile get_values over the overlay: the hook's identity, else the
+ * base profile's relations. */
+static long
+overlay_get_values(void *cbdata, const char *const *names, char ***values)
+{
+    hook_overlay *ov = cbdata;
+    const char *v;
+    char **list;
+
+    if (!ov->active || names[0] == NULL || names[1] == NULL ||
+        names[2] == NULL || names[3] != NULL ||
+        strcmp(names[0], "realms") != 0 || strcmp(names[1], ov->realm) != 0)
+        return profile_get_values(ov->base, names, values);
+    if (strcmp(names[2], "yubikey_ldap_bind_dn") == 0)
+        v = ov->bind_dn;
+    else if (strcmp(names[2], "yubikey_ldap_password_file") == 0)
+        v = ov->password_file;
+    else if (strcmp(names[2], "yubikey_ldap_sasl_mech") == 0)
+        v = ov->sasl_mech;
+    else
+        return profile_get_values(ov->base, names, values);
+    if (v == NULL)
+        return PROF_NO_RELATION;
+    list = calloc(2, sizeof(*list));
+    if (list == NULL)
+        return ENOMEM;
+    list[0] = strdup(v);
+    if (list[0] == NULL) {
+        free(list);
+        return ENOMEM;
+    }
+    *values = list;
+    return 0;
+}
+
+/* profile free_values over the overlay: every list is a malloc'd,
+ * NULL-terminated array of malloc'd strings. */
+static void
+overlay_free_values(void *cbdata, char **values)
+{
+    profile_free_list(values);
+}
+
+/* Free the overlay's strings. */
+static void
+overlay_clear(hook_overlay *ov)
+{
+    free(ov->bind_dn);
+    free(ov->password_file);
+    free(ov->sasl_mech);
+    memset(ov, 0, sizeof(*ov));
+}
+
+/* Whether realm's LDAP settings come from kldap (no yubikey_ldap_uri, and
+ * the realm's database module is kldap), as config.c decides. */
 static krb5_error_code
-hook_identity(profile_t profile, const char *realm, yk_store_config *sc,
+realm_uses_kldap(profile_t profile, const char *realm, char **module_out)
+{
+    krb5_error_code ret;
+    char *uri = NULL, *module = NULL, *lib = NULL;
+
+    *module_out = NULL;
+    ret = profile_dup(profile, "realms", realm, "yubikey_ldap_uri", &uri);
+    if (ret == 0 && uri == NULL)
+        ret = profile_dup(profile, "realms", realm, "database_module",
+                          &module);
+    if (ret == 0 && uri == NULL)
+        ret = profile_dup(profile, "dbmodules",
+                          module != NULL ? module : realm, "db_library",
+                          &lib);
+    if (ret == 0 && lib != NULL && strcmp(lib, "kldap") == 0) {
+        *module_out = module != NULL ? module : strdup(realm);
+        module = NULL;
+        if (*module_out == NULL)
+            ret = ENOMEM;
+    }
+    free(uri);
+    free(module);
+    free(lib);
+    return ret;
+}
+
+/* Choose the hook's LDAP identity into ov.  It writes what only
+ * administrators may (secrets, public ids, the class):
+ * yubikey_hook_bind_dn with yubikey_hook_password_file, or
+ * yubikey_hook_sasl_mech; when unset and the LDAP settings come from
+ * kldap, kadmind's own (ldap_kadmind_dn or ldap_kadmind_sasl_mech, and
+ * ldap_service_password_file); else the configured (KDC's) identity is
+ * kept (ov->active 0). */
+static krb5_error_code
+hook_identity(profile_t profile, const char *realm, hook_overlay *ov,
               char *why)
 {
     krb5_error_code ret;
-    char *dn = NULL, *pwfile = NULL, *mech = NULL, *module = NULL;
-    char *pw = NULL;
+    char *module = NULL;
 
-    ret = profile_dup(profile, "realms", realm, "yubikey_hook_bind_dn", &dn);
+    ret = profile_dup(profile, "realms", realm, "yubikey_hook_bind_dn",
+                      &ov->bind_dn);
     if (ret == 0)
         ret = profile_dup(profile, "realms", realm,
-                          "yubikey_hook_password_file", &pwfile);
+                          "yubikey_hook_password_file", &ov->password_file);
     if (ret == 0)
-        ret = profile_dup(profile, "realms", realm,
-                          "yubikey_hook_sasl_mech", &mech);
-    if (ret)
-        goto cleanup;
-    if (dn == NULL && mech == NULL && sc->kldap_realm_dn != NULL) {
-        ret = profile_dup(profile, "realms", realm, "database_module",
-                          &module);
+        ret = profile_dup(profile, "realms", realm, "yubikey_hook_sasl_mech",
+                          &ov->sasl_mech);
+    if (ret == 0 && ov->bind_dn == NULL && ov->sasl_mech == NULL)
+        ret = realm_uses_kldap(profile, realm, &module);
+    if (ret == 0 && module != NULL) {
+        ret = kldap_dup(profile, module, "ldap_kadmind_dn", &ov->bind_dn);
         if (ret == 0)
-            ret = kldap_dup(profile, module != NULL ? module : realm,
-                            "ldap_kadmind_dn", &dn);
-        if (ret == 0)
-            ret = kldap_dup(profile, module != NULL ? module : realm,
-                            "ldap_kadmind_sasl_mech", &mech);
-        if (ret == 0 && pwfile == NULL)
-            ret = kldap_dup(profile, module != NULL ? module : realm,
-                            "ldap_service_password_file", &pwfile);
-        if (ret)
-            goto cleanup;
+            ret = kldap_dup(profile, module, "ldap_kadmind_sasl_mech",
+                            &ov->sasl_mech);
+        if (ret == 0 && ov->password_file == NULL)
+            ret = kldap_dup(profile, module, "ldap_service_password_file",
+                            &ov->password_file);
     }
-    if (dn == NULL && mech == NULL)
-        goto cleanup;
-    if (mech == NULL) {
-        if (pwfile == NULL) {
-            ret = YK_ERR_CONFIG;
-            fmt(why, "no password file for the bind DN %s (set "
-                "yubikey_hook_password_file)", dn);
-            goto cleanup;
-        }
-        ret = yk_config_read_password(pwfile, dn, &pw);
-        if (ret) {
-            fmt(why, "cannot read the password of %s from %s: %s", dn,
-                pwfile, yk_strerror(ret));
-            goto cleanup;
-        }
-    }
-    free(sc->bind_dn);
-    free(sc->sasl_mech);
-    yk_free_string_zap(sc->password);
-    sc->bind_dn = dn;
-    sc->sasl_mech = mech;
-    sc->password = pw;
-    dn = mech = pw = NULL;
-
-cleanup:
-    if (ret && why[0] == '\0')
-        fmt(why, "cannot read the yubikey_hook_* settings: %s",
-            yk_strerror(ret));
-    free(dn);
-    free(pwfile);
-    free(mech);
     free(module);
-    yk_free_string_zap(pw);
-    return ret;
+    if (ret) {
+        fmt(why, "cannot read the settings of realm %s: %s", realm,
+            yk_strerror(ret));
+        return ret;
+    }
+    if (ov->bind_dn == NULL && ov->sasl_mech == NULL)
+        return 0;
+    /* Never the KDC's password for another DN. */
+    if (ov->sasl_mech == NULL && ov->password_file == NULL) {
+        fmt(why, "no password file for the bind DN %s (set "
+            "yubikey_hook_password_file)", ov->bind_dn);
+        return YK_ERR_CONFIG;
+    }
+    ov->active = 1;
+    return 0;
 }
 
 /* Close a realm opened by realm_open. */
@@ -280,38 +354,54 @@ realm_close(hook_realm *hr)
     memset(hr, 0, sizeof(*hr));
 }
 
-/* Load the settings of princ's realm and make its store (no connection
- * yet).  hr->active is 0 when the realm has no token directory.  On
- * failure why says what is wrong. */
+/* Load the settings of princ's realm, the hook's identity laid over them,
+ * and make its store (no connection yet).  hr->active is 0 when the realm
+ * has no token directory.  On failure why says what is wrong. */
 static krb5_error_code
 realm_open(krb5_context ctx, krb5_const_principal princ, hook_realm *hr,
            char *why)
 {
+    static struct profile_vtable vt = {
+        .minor_ver = 1,
+        .get_values = overlay_get_values,
+        .free_values = overlay_free_values
+    };
     krb5_error_code ret;
-    profile_t profile = NULL;
+    profile_t base = NULL, profile = NULL;
+    hook_overlay ov;
     char *realm = NULL;
 
     memset(hr, 0, sizeof(*hr));
+    memset(&ov, 0, sizeof(ov));
     why[0] = '\0';
     realm = strndup(princ->realm.data, princ->realm.length);
     if (realm == NULL)
         return ENOMEM;
-    ret = krb5_get_profile(ctx, &profile);
+    ret = krb5_get_profile(ctx, &base);
+    if (ret) {
+        fmt(why, "cannot read the configuration: %s", yk_strerror(ret));
+        goto cleanup;
+    }
+    ret = hook_identity(base, realm, &ov, why);
+    if (ret)
+        goto cleanup;
+    ov.base = base;
+    ov.realm = realm;
+    ret = (krb5_error_code)profile_init_vtable(&vt, &ov, &profile);
     if (ret) {
         fmt(why, "cannot read the configuration: %s", yk_strerror(ret));
         goto cleanup;
     }
     ret = yk_config_load(profile, realm, &hr->cfg);
     if (ret) {
-        fmt(why, "bad yubikey settings for realm %s: %s", realm,
+        fmt(why, "bad yubikey settings for realm %s, or an unreadable "
+            "LDAP password file (%s): %s", realm, ov.password_file != NULL ?
+            ov.password_file : "yubikey_ldap_password_file",
             yk_strerror(ret));
         goto cleanup;
     }
     /* As the KDC module: both needed, else no tokens work here. */
     if (hr->cfg.store.uri == NULL || hr->cfg.store.base == NULL)
-        goto cleanup;
-    ret = hook_identity(profile, realm, &hr->cfg.store, why);
-    if (ret)
         goto cleanup;
     ret = yk_store_new(&hr->cfg.store, &hr->st);
     if (ret) {
@@ -324,7 +414,10 @@ realm_open(krb5_context ctx, krb5_const_principal princ, hook_realm *hr,
 cleanup:
     if (ret)
         realm_close(hr);
-    profile_release(profile);
+    if (profile != NULL)
+        profile_release(profile);
+    profile_release(base);
+    overlay_clear(&ov);
     free(realm);
     return ret;
 }
@@ -454,10 +547,13 @@ check_name_attr(hook_realm *hr, const char *name, const char *dn, char *why)
         ret = yk_store_lookup(st, name, 1, &e);
     if (ret == 0 && strcasecmp(e->dn, dn) != 0)
         ret = YK_ERR_STORE_AMBIGUOUS;
-    if (ret)
+    if (ret == YK_ERR_STORE_NOT_FOUND || ret == YK_ERR_STORE_AMBIGUOUS)
         fmt(why, "the token entry %s does not carry krbPrincipalName %s, "
             "which is what a rename moves (yubikey_principal_filter is "
             "%s)", dn, name, hr->cfg.store.filter);
+    else if (ret)
+        fmt(why, "cannot read the token directory: %s (%s)",
+            yk_strerror(ret), yk_store_last_error(st));
     yk_entry_free(e);
     yk_store_free(st);
     return ret;
@@ -648,21 +744,22 @@ hook_fini(krb5_context ctx, kadm5_hook_modinfo *mi)
     free(mi);
 }
 
-/* The module's entry point: kadm5_hook major version 1, remove needs
- * minor 1 and rename minor 2. */
+/* The module's entry point: kadm5_hook major version 1 (remove is in
+ * minor version 1, rename in 2). */
 krb5_error_code
 kadm5_hook_yubikey_initvt(krb5_context context, int maj_ver, int min_ver,
                           krb5_plugin_vtable vtable)
 {
     kadm5_hook_vftable_1 *vt;
 
-    if (maj_ver != 1 || min_ver < 2)
+    if (maj_ver != 1)
         return KRB5_PLUGIN_VER_NOTSUPP;
     vt = (kadm5_hook_vftable_1 *)vtable;
     vt->name = "yubikey";
     vt->init = hook_init;
     vt->fini = hook_fini;
     vt->remove = hook_remove;
-    vt->rename = hook_rename;
+    if (min_ver >= 2)
+        vt->rename = hook_rename;
     return 0;
 }

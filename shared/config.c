@@ -577,12 +577,3 @@ yk_config_clear(yk_config *cfg)
     free(cfg->indicator_2fa);
     memset(cfg, 0, sizeof(*cfg));
 }
-
-/* The exported form of read_password (see config.h). */
-krb5_error_code
-yk_config_read_password(const char *path, const char *bind_dn, char **pw_out)
-{
-    if (path == NULL || pw_out == NULL)
-        return EINVAL;
-    return read_password(path, bind_dn, pw_out);
-}

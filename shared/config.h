@@ -54,11 +54,4 @@ krb5_error_code yk_store_config_copy(const yk_store_config *in,
 void yk_store_config_clear(yk_store_config *sc);
 void yk_config_clear(yk_config *cfg);
 
-/* Read the bind password for bind_dn from the file at path, in either
- * format yk_config_load accepts (kldap's "DN#{HEX}..." stash lines, else
- * the first line); *pw_out malloc'd, free with yk_free_string_zap.  Used
- * by the kadm5_hook for its own bind identity. */
-krb5_error_code yk_config_read_password(const char *path,
-                                        const char *bind_dn, char **pw_out);
-
 #endif /* YK_CONFIG_H */
