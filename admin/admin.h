@@ -3,6 +3,7 @@
 #define YK_ADMIN_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <krb5.h>
 #include "config.h"
 #include "keywrap.h"

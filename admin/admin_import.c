@@ -1,4 +1,4 @@
-/* admin_import.c: ykadmin import: existing tokens, from stdin or a key file. */
+/* admin_import.c: ykadmin import: existing tokens, from stdin or a file. */
 
 /*
  * Two modes.  One token: "AESKEYHEX PRIVIDHEX" on standard input (32 and

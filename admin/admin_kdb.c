@@ -1,4 +1,4 @@
-/* admin_kdb.c: the KDC's principal database, through kadm5's server library. */
+/* admin_kdb.c: the KDC database, through kadm5's server library. */
 
 /*
  * enroll --require sets +requires_preauth +requires_hwauth, and purge asks

@@ -1,4 +1,4 @@
-/* admin_purge.c: ykadmin purge: tokens of gone principals, stale enrolments. */
+/* admin_purge.c: ykadmin purge: tokens of gone principals, stale pendings. */
 
 /*
  * Two kinds of leftovers.  Tokens on directory entries whose principal is
@@ -36,15 +36,16 @@ typedef struct {
     size_t foreign;              /* entries of other realms, skipped */
 } purge_counts;
 
-/* Whether principal (a full name) belongs to realm. */
+/* Whether principal (a full, unparsed name) belongs to realm: it ends
+ * with an unescaped "@REALM". */
 static int
 in_realm(const char *principal, const char *realm)
 {
     size_t pl = strlen(principal), rl = strlen(realm);
 
     return pl > rl + 1 && principal[pl - rl - 1] == '@' &&
-        strcmp(principal + pl - rl, realm) == 0 &&
-        (pl - rl < 2 || principal[pl - rl - 2] != '\\');
+        principal[pl - rl - 2] != '\\' &&
+        strcmp(principal + pl - rl, realm) == 0;
 }
 
 /* Remove principal's token pubid (fresh read, retried after a lost

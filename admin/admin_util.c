@@ -1,4 +1,4 @@
-/* admin_util.c: what ykadmin's token commands share: options, checks, writes. */
+/* admin_util.c: what the token commands share: options, checks, writes. */
 
 /*
  * One option parser for every command (each allows a subset), the checks

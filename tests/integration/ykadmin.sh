@@ -153,7 +153,7 @@ yk_ok "usage errors exit 2"
 # The directory and the configuration ykadmin reads.
 yk_slapd_setup
 yk_slapd_start
-for p in alice bob carol dave erin; do
+for p in alice bob carol dave erin frank; do
     yk_ldap_add_principal "$p"
 done
 mkdir -p "$T/kdb"
@@ -460,6 +460,164 @@ out_has "has no token (policy 2fa)" "list dave"
 yk_ok "policy 2fa|otp visible in list"
 
 # ---------------------------------------------------------------------
+# delete
+expect 0 "delete carol's second token" -- delete "${carol2^^}"
+err_has "delete principal=carol@$YK_REALM public_id=$carol2" "delete log"
+out_has "Deleted token $carol2 of carol@$YK_REALM" "delete"
+[ -z "$(row carol "$carol2")" ] || yk_fail "a deleted token is listed"
+[ "$(field carol vvccccfbhvcc 4)" = active ] ||
+    yk_fail "delete touched carol's other token"
+yk_ldapsearch_as "$YK_ADMIN_DN" "$YK_ADMIN_PW" -b "uid=carol,$YK_PEOPLE_DN" \
+    -s base yubikeyPublicId yubikeyTokenSecret yubikeyTokenState \
+    > "$T/carol.ldif" || yk_fail "ldapsearch carol failed"
+! grep -q "$carol2" "$T/carol.ldif" ||
+    yk_fail "delete left values of $carol2: $(cat "$T/carol.ldif")"
+grep -q "vvccccfbhvcc" "$T/carol.ldif" || yk_fail "delete removed too much"
+expect 1 "verify an OTP of a deleted token" -- \
+    verify "$("$YKEMU" "$T/carol2.emu")"
+err_has "no token with public id $carol2 is enrolled" "deleted token OTP"
+expect 1 "delete it again" -- delete "$carol2"
+err_has "no token with public id $carol2" "delete twice"
+expect 1 "delete a malformed public id" -- delete "not modhex"
+yk_ok "delete removes the token's id, secret and state, nothing else"
+
+# ---------------------------------------------------------------------
+# list --json: valid JSON, the same facts as the table, text escaped.
+expect 0 "import frank (quotes in the description)" -- import frank \
+    --public-id vvccccfbhvbf --description 'a "quoted" \ back\slash' \
+    <<< "$K2 $P2"
+expect 0 "list --json" -- list --json
+command -v python3 > /dev/null || yk_skip "python3 not found (list --json)"
+python3 -m json.tool < "$T/out" > /dev/null ||
+    { cat "$T/out" >&2; yk_fail "list --json is not valid JSON"; }
+cp "$T/out" "$T/list.json"
+# The system's python3 first: a version manager's shim costs 0.1 s a call.
+PYTHON=python3
+[ -x /usr/bin/python3 ] && PYTHON=/usr/bin/python3
+json() {
+    "$PYTHON" -c "import json, sys
+d = json.load(open(sys.argv[1]))
+t = {tok['public_id']: dict(tok, principal=p['principal'],
+                            policy=p['policy'])
+     for p in d['principals'] for tok in p['tokens']}
+print(eval(sys.argv[2]))" "$@"
+}
+[ "$(json "$T/list.json" "t['$ID1']['counter']")" = \
+    "$(field alice "$ID1" 5)" ] || yk_fail "--json counter differs"
+[ "$(json "$T/list.json" "t['vvccccfbhvbf']['description']")" = \
+    'a "quoted" \ back\slash' ] || yk_fail "--json description mangled"
+kvnos="sorted(set(x['key_version'] for x in t.values()))"
+[ "$(json "$T/list.json" "$kvnos")" = "[1]" ] ||
+    yk_fail "--json key versions are not all 1"
+[ "$(json "$T/list.json" "(t['$bobid']['principal'], t['$bobid']['state'],
+    t['$bobid']['usage_near_limit'], t['$ID1']['last_use'][-1],
+    t['vvccccfbhvbf']['last_use'])")" = \
+    "('bob@$YK_REALM', 'active', False, 'Z', None)" ] ||
+    yk_fail "--json fields wrong: $(cat "$T/list.json")"
+expect 0 "list dave --json" -- list dave --json
+[ "$(json "$T/out" "d['principals'][0]['tokens']")" = "[]" ] ||
+    yk_fail "list dave --json: $(cat "$T/out")"
+yk_ok "list --json is valid JSON with the table's facts, text escaped"
+
+# ---------------------------------------------------------------------
+# rewrap: a key version added, then every record re-wrapped with it.
+expect 0 "rewrap with one key version" -- rewrap
+out_has "Re-wrapped 0 token records with key version 1" "rewrap, one key"
+out_has "ykadmin rewrap --add-key" "rewrap hint"
+cp -p "$T/keyring" "$T/keyring.v1"
+expect 0 "rewrap --add-key" -- rewrap --add-key
+out_has "Added key version 2 to the master keyring $T/keyring" "add-key"
+out_has "restart them" "add-key says what next"
+err_has "rewrap add-key keyring=$T/keyring version=2" "add-key log"
+[ "$(grep -c '^key ' "$T/keyring")" = 2 ] || yk_fail "keyring: not 2 keys"
+grep -qxF "$(grep '^key 1 ' "$T/keyring.v1")" "$T/keyring" ||
+    yk_fail "rewrap --add-key lost key version 1"
+[ "$(stat -c %a "$T/keyring")" = 600 ] || yk_fail "keyring mode changed"
+# Until the records are re-wrapped, a KDC holding only version 1 reads
+# them all.
+expect 0 "a KDC with the old keyring, before rewrap" -- \
+    --keyring "$T/keyring.v1" verify "$("$YKEMU" "$T/bob.emu")"
+expect 0 "rewrap --dry-run" -- rewrap --dry-run
+grep -qE "^Would re-wrap [1-9][0-9]* token records with key version 2; \
+0 already were; 0 failed" "$T/out" ||
+    yk_fail "rewrap --dry-run: $(cat "$T/out")"
+expect 0 "list after the dry run" -- list --json
+[ "$(json "$T/out" "$kvnos")" = "[1]" ] || yk_fail "rewrap --dry-run wrote"
+ntok=$(json "$T/out" "len(t)")
+expect 0 "rewrap" -- rewrap
+out_has "Re-wrapped $ntok token records with key version 2; 0 already" \
+    "rewrap"
+err_has "rewrap principal=alice@$YK_REALM public_id=$ID1 kvno=1 new_kvno=2" \
+    "rewrap log"
+expect 0 "list after rewrap" -- list --json
+[ "$(json "$T/out" "$kvnos")" = "[2]" ] ||
+    yk_fail "records do not name key version 2: $(cat "$T/out")"
+[ "$(json "$T/out" "t['$ID1']['counter']")" = \
+    "$(json "$T/list.json" "t['$ID1']['counter']")" ] ||
+    yk_fail "rewrap changed a counter"
+expect 0 "verify after rewrap (the new keyring)" -- \
+    verify "$("$YKEMU" "$T/alice.emu")"
+expect 1 "a KDC that kept the old keyring, after rewrap" -- \
+    --keyring "$T/keyring.v1" verify "$("$YKEMU" "$T/bob.emu")"
+err_has "master key version not in the keyring" "old keyring after rewrap"
+expect 0 "rewrap again" -- rewrap
+out_has "Re-wrapped 0 token records with key version 2; $ntok already" \
+    "rewrap is idempotent"
+expect 1 "rewrap with a wrong keyring" -- --keyring "$T/other-keyring" \
+    rewrap
+err_has "cannot unwrap token" "rewrap, wrong keyring"
+out_has "$ntok failed" "rewrap, wrong keyring"
+yk_ok "rewrap: --add-key keeps version 1 (old KDCs read every record)," \
+    "rewrap moves all $ntok records to version 2, verify still works"
+
+# ---------------------------------------------------------------------
+# raise-counters: after a restore, OTPs typed since the backup refused.
+before=$(field alice "$ID1" 5)
+typed=$("$YKEMU" "$T/alice.emu")       # typed "since the backup"
+expect 0 "raise-counters --dry-run" -- raise-counters alice --dry-run
+out_has "Would raise token $ID1 of alice@$YK_REALM" "raise dry run"
+[ "$(field alice "$ID1" 5)" = "$before" ] || yk_fail "--dry-run raised"
+expect 0 "raise-counters alice" -- raise-counters alice
+want=$(( (((before >> 8) + 256) << 8) | 255 ))
+err_has "raise-counters principal=alice@$YK_REALM public_id=$ID1 counter=$before new_counter=$want steps=256" \
+    "raise-counters log"
+[ "$(field alice "$ID1" 5)" = "$want" ] ||
+    yk_fail "raised counter $(field alice "$ID1" 5), expected $want"
+[ "$(field bob "$bobid" 5)" -lt 65536 ] || yk_fail "raised bob too"
+expect 1 "an OTP typed before the raise" -- verify "$typed"
+err_has "older than the token's last use" "OTP typed before the raise"
+"$YKEMU" --replug "$T/alice.emu" || yk_fail "ykemu --replug failed"
+expect 1 "the owner's next OTP, still below" -- \
+    verify "$("$YKEMU" "$T/alice.emu")"
+fresh=$("$YKEMU" "$T/alice.emu")
+expect 0 "verify --resync with a fresh OTP" -- verify --resync "$fresh"
+out_has "counter resynchronised" "resync"
+err_has "result=accepted resync=yes stored=$want" "resync log"
+expect 1 "--resync never takes the stored counter again" -- \
+    verify --resync "$fresh"
+err_has "replayed" "resync replay"
+expect 0 "the owner's next OTP after resync" -- \
+    verify "$("$YKEMU" "$T/alice.emu")"
+expect 0 "raise every token near the limit" -- raise-counters --all \
+    --by 32300
+grep -q "^Raised $ntok tokens by 32300 usage-counter steps" "$T/out" ||
+    yk_fail "raise-counters --all: $(cat "$T/out")"
+expect 0 "list near the limit" -- list
+out_has "! usage counter within 1000 of its limit 0x7fff" "near-limit note"
+expect 0 "list --json near the limit" -- list --json
+[ "$(json "$T/out" "all(x['usage_near_limit'] for x in t.values())")" = \
+    True ] || yk_fail "--json: usage_near_limit not set"
+err_has "warning: token $ID1 of alice@$YK_REALM: usage counter" \
+    "--json near-limit warning"
+expect 0 "raise past the limit" -- raise-counters bob --by 1000
+[ "$(field bob "$bobid" 5)" = $((0x7fffff)) ] ||
+    yk_fail "raise not capped at 0x7fffff"
+expect 0 "raise at the limit" -- raise-counters bob
+out_has "is at the limit already: enrol a new token" "raise at the limit"
+yk_ok "raise-counters: OTPs typed before refused, verify --resync takes" \
+    "the owner's fresh OTP, the near-limit warning, the cap"
+
+# ---------------------------------------------------------------------
 # A wrong keyring and LDAP down: clear errors, nothing written.
 expect 1 "import, missing keyring" -- --keyring "$T/no-keyring" \
     import dave --public-id vvccccfbhvbe <<< "$K2 $P2"
@@ -474,6 +632,7 @@ expect 1 "verify with another keyring" -- --keyring "$T/other-keyring" \
 err_has "cannot unwrap the secret of token $ID1" "wrong keyring"
 no_token dave "wrong keyring"
 
+printf '1,vvccccfbhvbj,%s,%s,,,\n' "$P2" "$K2" > "$T/one.csv"
 dead=$YK_SLAPD_PORT
 while yk_port_busy "$dead"; do dead=$((dead + 1)); done
 expect 1 "import, LDAP unreachable" -- --uri "ldap://127.0.0.1:$dead/" \
@@ -486,10 +645,20 @@ err_has "cannot read dave@$YK_REALM: LDAP directory unavailable" \
     "slapd stopped"
 [ ! -e "$T/dave.emu" ] || yk_fail "enroll with LDAP down wrote a file"
 expect 1 "list, slapd stopped" -- list
+expect 1 "list --json, slapd stopped" -- list --json
+[ ! -s "$T/out" ] || yk_fail "list --json printed something with LDAP down"
 expect 1 "disable, slapd stopped" -- disable "$bobid"
+expect 1 "delete, slapd stopped" -- delete "$bobid"
+expect 1 "raise-counters, slapd stopped" -- raise-counters --all
+expect 1 "rewrap, slapd stopped" -- rewrap
+err_has "LDAP directory unavailable" "rewrap, slapd stopped"
+expect 1 "import --file, slapd stopped" -- import --file "$T/one.csv" \
+    --principal dave
+err_has "LDAP directory unavailable" "import --file, slapd stopped"
 yk_slapd_start
 no_token dave "LDAP down"
 [ "$(field bob "$bobid" 4)" = active ] || yk_fail "bob's token changed"
+[ "$(field bob "$bobid" 5)" = $((0x7fffff)) ] || yk_fail "bob's token changed"
 yk_ok "a wrong keyring and LDAP down: clear errors, nothing written"
 
 # ---------------------------------------------------------------------
