@@ -224,7 +224,7 @@ slapcat -f "$YK_TMP/slapd/slapd.conf" -l "$ro/data.ldif" \
 slapadd -q -f "$ro/slapd.conf" -l "$ro/data.ldif" > "$ro/slapadd.log" 2>&1 ||
     { cat "$ro/slapadd.log" >&2; yk_fail "slapadd (read-only copy)"; }
 main=("$YK_SLAPD_PORT" "$YK_SLAPD_PID" "$YK_LDAP_URI")
-YK_SLAPD_PORT= YK_SLAPD_PID=
+YK_SLAPD_PORT='' YK_SLAPD_PID=''
 yk_slapd_start -f "$ro/slapd.conf"
 RO_URI=$YK_LDAP_URI
 RO_PID=$YK_SLAPD_PID
@@ -258,8 +258,8 @@ yk_kdc_stop
 mv "$keyring" "$keyring.away" || yk_fail "cannot move the keyring"
 yk_kdc_start
 t_start=$(yk_ms)
-grep 'yubikey: ' "$YK_KDC_LOG" | tail -n +1 | grep -q \
-    "cannot load the master keyring $keyring" ||
+tail -n +"$((PHASE_LINE + 1))" "$YK_KDC_LOG" | grep 'yubikey: ' |
+    grep -q "cannot load the master keyring $keyring" ||
     yk_fail "no log line about the missing keyring"
 before=$(alice_state)
 expect_discard "keyring missing" "master keyring unreadable"

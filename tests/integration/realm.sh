@@ -37,9 +37,9 @@
 # kdc.conf, one per line); YK_KDC_WRAPPER (a command line krb5kdc runs
 # under, e.g. "valgrind -q --error-exitcode=9"); YK_KDC_UDP_PORT (the
 # KDC's UDP port, default its TCP port: another port makes a client's UDP
-# try after a DISCARD fail at once, as for yk_kdc2_start; not combined
-# with yk_kdc2_start).  Everything lives in
-# $YK_TMP; lib.sh's trap stops every process by PID and removes it.
+# try after a DISCARD fail at once, as for yk_kdc2_start).  Everything
+# lives in $YK_TMP; lib.sh's trap stops every process by PID and removes
+# it.
 
 YK_REALM_SRCDIR=${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." &&
     pwd)}
