@@ -45,7 +45,11 @@
  * first.  Latency is the wall time of one exchange; the rate counts the
  * logins that ended as expected over the cell's wall time; CPU time is
  * utime+stime from /proc/PID/stat (this process, and each --pid group)
- * between the start and the end of the cell.
+ * between the start and the end of the cell.  Two machine-wide figures
+ * show what else happened meanwhile: the busy cores (/proc/stat: other
+ * work on a shared machine) and TCP listen-queue overflows
+ * (/proc/net/netstat: connections dropped by a full listen queue, which
+ * the client retries a second later).
  */
 
 #include <config.h>
@@ -88,8 +92,7 @@ krb5_error_code k5_plugin_register(krb5_context context, int interface_id,
 #define YKB_PASSWORD_LEN 256
 #define YKB_MSG_LEN 256              /* the first error's message */
 #define YKB_STAT_LEN 1024            /* /proc/PID/stat */
-#define YKB_PA_ENC_TIMESTAMP 2       /* KRB5_PADATA_ENC_TIMESTAMP */
-#define YKB_PA_ENCRYPTED_CHALLENGE 138
+#define YKB_NETSTAT_LEN 8192         /* a line of /proc/net/netstat */
 #define YKB_DEFAULT_ENCTYPE "aes256-cts-hmac-sha1-96"
 
 /* The login modes. */
@@ -109,11 +112,11 @@ typedef struct {
 } ykb_mode_info;
 
 static const ykb_mode_info ykb_modes[] = {
-    { "password", M_PASSWORD, YKB_PA_ENC_TIMESTAMP, 0, 0, 0 },
+    { "password", M_PASSWORD, KRB5_PADATA_ENC_TIMESTAMP, 0, 0, 0 },
     { "2fa", M_2FA, YK_PADATA_TYPE, 0, 1, 0 },
     { "otp", M_OTP, YK_PADATA_TYPE, 1, 1, 0 },
-    { "fast-password", M_FAST_PASSWORD, YKB_PA_ENCRYPTED_CHALLENGE, 1, 0,
-      0 },
+    { "fast-password", M_FAST_PASSWORD, KRB5_PADATA_ENCRYPTED_CHALLENGE,
+      1, 0, 0 },
     { "bad-otp", M_BAD_OTP, YK_PADATA_TYPE, 0, 1, 1 },
 };
 
@@ -211,8 +214,9 @@ ykb_usage(FILE *f)
 "  --pid NAME=PID[,PID...]  report the CPU time of these processes\n"
 "KRB5_CONFIG must name a krb5.conf that does not load yubikey_client.so.\n"
 "Prints one line: result mode=... ok=... rate=... p50_ms=... p99_ms=...\n"
-"cpu_us_per_login.client=... (and per --pid group).  Exit 0 when every\n"
-"login ended as expected, 1 otherwise, 2 on a setup error.\n",
+"cpu_us_per_login.client=... (and per --pid group) machine_busy_cores=...\n"
+"listen_overflows=...  Exit 0 when every login ended as expected, 1\n"
+"otherwise, 2 on a setup error.\n",
             YKB_DEFAULT_LIMIT, YKB_DEFAULT_ENCTYPE);
 }
 
@@ -273,6 +277,41 @@ ykb_machine_busy_ticks(void)
     /* user nice system idle iowait irq softirq steal: all but idle and
      * iowait. */
     return (long long)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]);
+}
+
+/* The machine's TCP ListenOverflows counter (connections dropped because
+ * a listen queue was full: the client retries its SYN after a second),
+ * from /proc/net/netstat, or -1 when unreadable. */
+static long long
+ykb_listen_overflows(void)
+{
+    char head[YKB_NETSTAT_LEN], vals[YKB_NETSTAT_LEN];
+    char *hs = NULL, *vs = NULL, *h, *v;
+    long long found = -1;
+    FILE *f = NULL;
+
+    f = fopen("/proc/net/netstat", "r");
+    if (f == NULL)
+        return -1;
+    /* Pairs of lines: "TcpExt: Name ..." then "TcpExt: value ...". */
+    while (fgets(head, sizeof(head), f) != NULL &&
+           fgets(vals, sizeof(vals), f) != NULL) {
+        if (strncmp(head, "TcpExt:", 7) != 0)
+            continue;
+        h = strtok_r(head, " \n", &hs);
+        v = strtok_r(vals, " \n", &vs);
+        while (h != NULL && v != NULL) {
+            if (strcmp(h, "ListenOverflows") == 0) {
+                found = strtoll(v, NULL, 10);
+                break;
+            }
+            h = strtok_r(NULL, " \n", &hs);
+            v = strtok_r(NULL, " \n", &vs);
+        }
+        break;
+    }
+    fclose(f);
+    return found;
 }
 
 /* The summed ticks of a group's processes, -1 if one is unreadable. */
@@ -865,7 +904,8 @@ ykb_quantile_ms(const uint64_t *v, unsigned long n, double q)
  * CPU time per expected login of this process and each --pid group. */
 static void
 ykb_report(ykb_run *run, double elapsed, long long self0, long long self1,
-           long long busy0, long long busy1)
+           long long busy0, long long busy1, long long drops0,
+           long long drops1)
 {
     unsigned long ok = 0, refused = 0, errors = 0, flags = 0, unexp = 0;
     unsigned long n = run->nlat < run->limit ? run->nlat : run->limit;
@@ -914,6 +954,10 @@ ykb_report(ykb_run *run, double elapsed, long long self0, long long self1,
                tick_ms / 1000.0 / elapsed);
     else
         printf(" machine_busy_cores=na");
+    if (drops0 >= 0 && drops1 >= 0)
+        printf(" listen_overflows=%lld", drops1 - drops0);
+    else
+        printf(" listen_overflows=na");
     printf("\n");
     fflush(stdout);
     for (i = 0; i < run->nthreads; i++) {
@@ -1158,7 +1202,7 @@ int
 main(int argc, char **argv)
 {
     ykb_run run;
-    long long self0, self1, busy0, busy1;
+    long long self0, self1, busy0, busy1, drops0, drops1;
     int64_t start, end;
     size_t i, started = 0;
     int status = 2, bad;
@@ -1205,6 +1249,7 @@ main(int argc, char **argv)
         run.groups[i].ticks0 = ykb_group_ticks(&run.groups[i]);
     self0 = ykb_proc_ticks(getpid());
     busy0 = ykb_machine_busy_ticks();
+    drops0 = ykb_listen_overflows();
     start = ykb_now_ns();
     run.deadline_ns = start + (int64_t)(run.seconds * 1e9);
     ykb_start(&run);
@@ -1213,11 +1258,12 @@ main(int argc, char **argv)
     end = ykb_now_ns();
     self1 = ykb_proc_ticks(getpid());
     busy1 = ykb_machine_busy_ticks();
+    drops1 = ykb_listen_overflows();
     for (i = 0; i < run.ngroups; i++)
         run.groups[i].ticks1 = ykb_group_ticks(&run.groups[i]);
 
     ykb_report(&run, (double)(end - start) / 1e9, self0, self1, busy0,
-               busy1);
+               busy1, drops0, drops1);
     bad = ykb_save_tokens(&run) != 0;
     for (i = 0; i < run.nthreads; i++) {
         if (run.threads[i].refused || run.threads[i].errors ||
