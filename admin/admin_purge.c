@@ -28,6 +28,7 @@
 #include "store.h"
 
 #define PENDING_MAX_AGE 3600          /* seconds before a pending is stale */
+#define PRINCIPAL_SHOW_MAX 256        /* a principal name, as printed */
 
 /* What purge found and did. */
 typedef struct {
@@ -58,10 +59,13 @@ remove_token(yk_admin *adm, yk_store *st, const char *principal,
     yk_entry *entry = NULL;
     const yk_token *tok;
     krb5_error_code ret = YK_ERR_STORE_CONFLICT;
+    char shown[PRINCIPAL_SHOW_MAX];
     int tries;
 
+    /* A name read from the directory: printable, as in the log lines. */
+    yk_admin_printable(principal, shown, sizeof(shown));
     if (dry_run) {
-        printf("Would remove token %s of %s (%s).\n", pubid, principal,
+        printf("Would remove token %s of %s (%s).\n", pubid, shown,
                reason);
         c->removed++;
         return;
@@ -89,7 +93,7 @@ remove_token(yk_admin *adm, yk_store *st, const char *principal,
     }
     yk_admin_log(adm, "purge principal=%s public_id=%s reason=%s",
                  principal, pubid, reason);
-    printf("Removed token %s of %s (%s).\n", pubid, principal, reason);
+    printf("Removed token %s of %s (%s).\n", pubid, shown, reason);
     c->removed++;
 
 cleanup:

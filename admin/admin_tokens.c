@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "admin.h"
 #include "errors.h"
@@ -41,6 +42,7 @@
 #define TEXT_SHOW_MAX 256
 #define COUNTER_MAX ((uint32_t)((YK_USAGE_MAX << 8) | 0xff))
 #define RAISE_DEFAULT_STEPS 256       /* power-ups: 0x10000 in the value */
+#define OTP_LINE_MAX (YK_OTP_MAX_LEN + 3) /* an OTP, "\r\n", NUL */
 
 /* One line of "ykadmin list", every field printable. */
 typedef struct {
@@ -62,6 +64,15 @@ static const char *const list_headers[LIST_COLUMNS] = {
     "PRINCIPAL", "POLICY", "PUBLIC_ID", "STATE", "COUNTER", "USAGE/SESS",
     "LAST_USE", "ENROLLED", "BY", "DESCRIPTION"
 };
+
+/* name (a principal read from the directory, or given) made printable
+ * into buf for standard output, as the log lines are; returns buf. */
+static const char *
+shown(const char *name, char buf[PRINCIPAL_SHOW_MAX])
+{
+    yk_admin_printable(name, buf, PRINCIPAL_SHOW_MAX);
+    return buf;
+}
 
 /* The fields of row r, in column order. */
 static void
@@ -295,6 +306,7 @@ static int
 print_list(const char *principal, yk_entry **entries, size_t n)
 {
     list_row *rows = NULL;
+    char name[PRINCIPAL_SHOW_MAX];
     size_t nrows = 0, i, j;
     int warn = 0;
 
@@ -302,7 +314,8 @@ print_list(const char *principal, yk_entry **entries, size_t n)
         nrows += entries[i]->ntokens;
     if (nrows == 0) {
         if (principal != NULL && n > 0)
-            printf("%s has no token (policy %s).\n", principal,
+            printf("%s has no token (policy %s).\n",
+                   shown(principal, name),
                    yk_policy_name(entries[0]->has_policy ?
                                   entries[0]->policy : YK_POLICY_2FA));
         else
@@ -322,7 +335,7 @@ print_list(const char *principal, yk_entry **entries, size_t n)
     for (i = 0; i < n; i++) {
         if (entries[i]->nmalformed > 0)
             printf("%s: %lu directory value(s) tied to no token could not "
-                   "be parsed.\n", entries[i]->principal,
+                   "be parsed.\n", shown(entries[i]->principal, name),
                    (unsigned long)entries[i]->nmalformed);
     }
     if (warn)
@@ -386,6 +399,7 @@ change_state(yk_admin *adm, const yk_admin_cmd *cmd, int argc, char **argv,
              int new_state)
 {
     char pubid_mh[YK_PUBID_MODHEX_MAX + 1];
+    char name[PRINCIPAL_SHOW_MAX];
     char *holder = NULL;
     yk_store *st = NULL;
     int status, old = 0;
@@ -403,13 +417,14 @@ change_state(yk_admin *adm, const yk_admin_cmd *cmd, int argc, char **argv,
                                  NULL, &old) != 0)
         goto cleanup;
     if (old == new_state) {
-        printf("Token %s of %s is already %s.\n", pubid_mh, holder,
+        printf("Token %s of %s is already %s.\n", pubid_mh,
+               shown(holder, name),
                yk_token_state_name(new_state));
     } else {
         yk_admin_log(adm, "%s principal=%s public_id=%s state=%s",
                      cmd->name, holder, pubid_mh,
                      yk_token_state_name(new_state));
-        printf("Token %s of %s: %s.\n", pubid_mh, holder,
+        printf("Token %s of %s: %s.\n", pubid_mh, shown(holder, name),
                yk_token_state_name(new_state));
     }
     status = YK_ADMIN_EXIT_OK;
@@ -442,6 +457,7 @@ run_delete(yk_admin *adm, int argc, char **argv)
 {
     const yk_admin_cmd *cmd = &yk_admin_cmd_delete;
     char pubid_mh[YK_PUBID_MODHEX_MAX + 1];
+    char name[PRINCIPAL_SHOW_MAX];
     yk_entry *entry = NULL;
     yk_store *st = NULL;
     char *holder = NULL;
@@ -477,7 +493,7 @@ run_delete(yk_admin *adm, int argc, char **argv)
         goto cleanup;
     }
     yk_admin_log(adm, "delete principal=%s public_id=%s", holder, pubid_mh);
-    printf("Deleted token %s of %s.\n", pubid_mh, holder);
+    printf("Deleted token %s of %s.\n", pubid_mh, shown(holder, name));
     status = YK_ADMIN_EXIT_OK;
 
 cleanup:
@@ -489,8 +505,8 @@ cleanup:
 /* The verdict on one OTP against principal's token tok: 0 with
  * *new_out filled when its counter is fresh (with resync: any counter
  * but the stored one), otherwise an exit status after printing and
- * logging why.  The unwrapped secret and the decrypted fields are wiped
- * here. */
+ * logging why.  The unwrapped secret, the parsed OTP and the decrypted
+ * fields are wiped here. */
 static int
 judge_otp(yk_admin *adm, const yk_keyring *kr, const char *principal,
           const yk_token *tok, const char *otp_str, int resync,
@@ -505,6 +521,7 @@ judge_otp(yk_admin *adm, const yk_keyring *kr, const char *principal,
 
     memset(&secret, 0, sizeof(secret));
     memset(&fields, 0, sizeof(fields));
+    memset(&otp, 0, sizeof(otp));
     (void)mlock(&secret, sizeof(secret));
     if (tok == NULL || tok->secret == NULL) {
         yk_admin_fail("%s holds no token record for this public id",
@@ -575,13 +592,50 @@ judge_otp(yk_admin *adm, const yk_keyring *kr, const char *principal,
 cleanup:
     yk_zap(&secret, sizeof(secret));
     yk_zap(&fields, sizeof(fields));
+    yk_zap(&otp, sizeof(otp));
     (void)munlock(&secret, sizeof(secret));
     return status;
 }
 
-/* verify OTP [--resync]: check an OTP as the KDC would and consume it
+/* Read one line from standard input into buf (size bytes), unbuffered
+ * (no copy of the OTP stays in a stdio buffer), without its line end.
+ * 0, or an exit status after printing why; buf is the caller's to wipe. */
+static int
+read_otp_line(char *buf, size_t size)
+{
+    size_t len = 0;
+    ssize_t n;
+    char c;
+
+    for (;;) {
+        n = read(STDIN_FILENO, &c, 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return yk_admin_fail("verify -: cannot read standard input: %s",
+                                 strerror(errno));
+        if (n == 0 || c == '\n')
+            break;
+        if (len + 1 >= size)
+            return yk_admin_fail("verify -: the line on standard input is "
+                                 "too long for an OTP");
+        buf[len++] = c;
+    }
+    yk_zap(&c, sizeof(c));
+    if (len > 0 && buf[len - 1] == '\r')
+        len--;
+    buf[len] = '\0';
+    if (len == 0)
+        return yk_admin_fail("verify -: no OTP on standard input");
+    return 0;
+}
+
+/* verify OTP|- [--resync]: check an OTP as the KDC would and consume it
  * (its counter is stored with a compare-and-swap), for the helpdesk.
- * --resync also takes a counter below the stored one. */
+ * --resync also takes a counter below the stored one.  "-" reads the OTP
+ * from standard input; one given as an argument is copied and wiped from
+ * the argument list at once (ps shows it until then).  The copy and the
+ * parsed OTP are wiped on every path. */
 static int
 run_verify(yk_admin *adm, int argc, char **argv)
 {
@@ -593,17 +647,33 @@ run_verify(yk_admin *adm, int argc, char **argv)
     yk_state_rec new_state;
     krb5_error_code ret;
     const yk_token *tok;
-    const char *s;
+    char s[OTP_LINE_MAX], name[PRINCIPAL_SHOW_MAX];
     uint32_t before = 0;
     yk_otp otp;
     int status, tries;
+    size_t len;
     yk_admin_args a;
 
+    memset(&otp, 0, sizeof(otp));
+    memset(s, 0, sizeof(s));
     status = yk_admin_parse_args(cmd, argc, argv, YK_OPT_RESYNC, 1, 1, &a);
     if (status >= 0)
         return status;
     status = YK_ADMIN_EXIT_FAIL;
-    s = a.args[0];
+    if (strcmp(a.args[0], "-") == 0) {
+        if (isatty(STDIN_FILENO))
+            fprintf(stderr, "YubiKey OTP: ");
+        if (read_otp_line(s, sizeof(s)) != 0)
+            goto cleanup;
+    } else {
+        len = strlen(a.args[0]);
+        if (len >= sizeof(s)) {
+            yk_admin_fail("not an OTP: %s", yk_strerror(YK_ERR_OTP_LENGTH));
+            goto cleanup;
+        }
+        memcpy(s, a.args[0], len + 1);
+        yk_zap(a.args[0], len);
+    }
     ret = yk_otp_parse(s, strlen(s), &otp);
     if (ret) {
         yk_admin_fail("not an OTP: %s", yk_strerror(ret));
@@ -649,7 +719,7 @@ run_verify(yk_admin *adm, int argc, char **argv)
                      "result=accepted", holder, otp.pubid_modhex,
                      (unsigned long)new_state.counter);
     printf("OTP accepted for %s: token %s, counter %lu (usage %lu, "
-           "session %lu)%s.\n", holder, otp.pubid_modhex,
+           "session %lu)%s.\n", shown(holder, name), otp.pubid_modhex,
            (unsigned long)new_state.counter,
            (unsigned long)(new_state.counter >> 8),
            (unsigned long)(new_state.counter & 0xff),
@@ -657,6 +727,8 @@ run_verify(yk_admin *adm, int argc, char **argv)
     status = YK_ADMIN_EXIT_OK;
 
 cleanup:
+    yk_zap(&otp, sizeof(otp));
+    yk_zap(s, sizeof(s));
     yk_entry_free(entry);
     yk_keyring_free(kr);
     free(holder);
@@ -686,9 +758,11 @@ raise_principal(yk_admin *adm, yk_store *st, const char *principal,
     yk_entry *entry = NULL;
     yk_state_rec next;
     krb5_error_code ret;
+    char name[PRINCIPAL_SHOW_MAX];
     size_t i, failures = 0;
     int tries;
 
+    (void)shown(principal, name);
     for (i = 0;; i++) {
         const yk_token *tok;
 
@@ -729,13 +803,13 @@ raise_principal(yk_admin *adm, yk_store *st, const char *principal,
             if (next.counter <= tok->state.counter) {
                 printf("Token %s of %s: counter %lu is at the limit "
                        "already: enrol a new token.\n", tok->pubid,
-                       principal, (unsigned long)tok->state.counter);
+                       name, (unsigned long)tok->state.counter);
                 ret = 0;
                 break;
             }
             if (dry_run) {
                 printf("Would raise token %s of %s: counter %lu (usage %lu) "
-                       "-> %lu (usage %lu).\n", tok->pubid, principal,
+                       "-> %lu (usage %lu).\n", tok->pubid, name,
                        (unsigned long)tok->state.counter,
                        (unsigned long)(tok->state.counter >> 8),
                        (unsigned long)next.counter,
@@ -752,7 +826,7 @@ raise_principal(yk_admin *adm, yk_store *st, const char *principal,
                              (unsigned long)tok->state.counter,
                              (unsigned long)next.counter, steps);
                 printf("Raised token %s of %s: counter %lu (usage %lu) -> "
-                       "%lu (usage %lu).\n", tok->pubid, principal,
+                       "%lu (usage %lu).\n", tok->pubid, name,
                        (unsigned long)tok->state.counter,
                        (unsigned long)(tok->state.counter >> 8),
                        (unsigned long)next.counter,
@@ -842,7 +916,7 @@ run_policy(yk_admin *adm, int argc, char **argv)
     const yk_admin_cmd *cmd = &yk_admin_cmd_policy;
     yk_entry *entry = NULL;
     yk_store *st = NULL;
-    char *principal = NULL;
+    char *principal = NULL, name[PRINCIPAL_SHOW_MAX];
     krb5_error_code ret;
     int status, policy = 0;
     yk_admin_args a;
@@ -865,7 +939,7 @@ run_policy(yk_admin *adm, int argc, char **argv)
         goto cleanup;
     }
     if (entry->has_policy && entry->policy == policy) {
-        printf("The policy of %s is already %s.\n", principal,
+        printf("The policy of %s is already %s.\n", shown(principal, name),
                yk_policy_name(policy));
         status = YK_ADMIN_EXIT_OK;
         goto cleanup;
@@ -878,7 +952,7 @@ run_policy(yk_admin *adm, int argc, char **argv)
     }
     yk_admin_log(adm, "policy principal=%s policy=%s", principal,
                  yk_policy_name(policy));
-    printf("The policy of %s is now %s.\n", principal,
+    printf("The policy of %s is now %s.\n", shown(principal, name),
            yk_policy_name(policy));
     status = YK_ADMIN_EXIT_OK;
 
@@ -954,12 +1028,16 @@ const yk_admin_cmd yk_admin_cmd_policy = {
 
 const yk_admin_cmd yk_admin_cmd_verify = {
     "verify",
-    "OTP [--resync]",
+    "OTP|- [--resync]",
     "check and consume an OTP, as the KDC would",
     "Finds the token by the OTP's public id, decrypts the OTP with the\n"
     "token's key, and stores its counter, so the OTP cannot be used again.\n"
     "Refused: disabled or pending tokens, a wrong key or private id, a\n"
-    "counter not above the stored one (a replay, or an old OTP).\n\n"
+    "counter not above the stored one (a replay, or an old OTP).\n"
+    "An OTP on the command line is a secret until it is consumed, but\n"
+    "other users see it (ps) until ykadmin has read it, and it lands in\n"
+    "the shell's history; \"-\" reads it from standard input instead\n"
+    "(one line).\n\n"
     "Options:\n"
     "  --resync              also accept a counter below the stored one and\n"
     "                        store it: after raise-counters, for an OTP the\n"

@@ -49,7 +49,10 @@ moddata_free(yk_moddata *md)
 }
 
 /* init: one realm state per realm, from the KDC's profile (kdc.conf
- * included).  Nothing connects here: the KDC forks its workers later. */
+ * included).  Nothing connects here: the KDC forks its workers later.  A
+ * realm with invalid yubikey settings is logged and left misconfigured by
+ * yk_realm_new (its OTP logins are discarded), so the other realms work;
+ * only a failure to allocate fails init. */
 static krb5_error_code
 yk_init(krb5_context context, krb5_kdcpreauth_moddata *moddata_out,
         const char **realmnames)
@@ -236,9 +239,11 @@ cleanup:
         free(pa);
 }
 
-/* After a committed OTP: the reply key (mode 2), the indicators, then the
- * ticket flags, in an order that leaves nothing behind if a step fails
- * (the KDC rolls nothing back). */
+/* After a committed OTP: the indicators, then the reply key (mode 2),
+ * then the ticket flags.  The KDC rolls nothing back, so the step that
+ * changes the most (the reply key) comes last but for the flags: a
+ * failing callback leaves at most indicators behind on a refused
+ * request. */
 static krb5_error_code
 finish_success(krb5_context context, krb5_enc_tkt_part *enc_tkt_reply,
                krb5_kdcpreauth_callbacks cb, krb5_kdcpreauth_rock rock,
@@ -246,18 +251,18 @@ finish_success(krb5_context context, krb5_enc_tkt_part *enc_tkt_reply,
 {
     krb5_error_code ret;
 
-    if (mode == YK_MODE_OTP) {
-        if (armor == NULL)
-            return KRB5KDC_ERR_PREAUTH_FAILED;
-        ret = cb->replace_reply_key(context, rock, armor, FALSE);
-        if (ret)
-            return ret;
-    }
+    if (mode == YK_MODE_OTP && armor == NULL)
+        return KRB5KDC_ERR_PREAUTH_FAILED;
     ret = cb->add_auth_indicator(context, rock, r->cfg.indicator);
     if (ret)
         return ret;
     if (mode == YK_MODE_2FA) {
         ret = cb->add_auth_indicator(context, rock, r->cfg.indicator_2fa);
+        if (ret)
+            return ret;
+    }
+    if (mode == YK_MODE_OTP) {
+        ret = cb->replace_reply_key(context, rock, armor, FALSE);
         if (ret)
             return ret;
     }

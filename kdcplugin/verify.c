@@ -6,12 +6,18 @@
  *
  *   1. decode our padata (one per request); mode 2 needs FAST armor;
  *      yubikey_require_fast refuses mode 1 unarmored;
+ *   -  before anything depends on the password: the circuit breaker and
+ *      the keyring (an outage answers the same for every password, or
+ *      the answer would confirm a password without the token), then the
+ *      principal's record (cached, read again when older than the cache
+ *      TTL), so that a wrong and a right password cost the same
+ *      directory work up to the OTP check;
  *   2. mode 1: decrypt with the client key of the request's enctype (a
  *      wrong password ends here and consumes nothing), check the client
  *      time against the KDC's skew and the nonce against the request's;
- *   3. find this principal's token by the OTP's public id (the cached
- *      record, read again when older than the cache TTL); mode 2 needs
- *      policy otp; pending, disabled and unknown tokens do not count;
+ *   3. find this principal's token by the OTP's public id in the record;
+ *      mode 2 needs policy otp; pending, disabled and unknown tokens do
+ *      not count;
  *   4. unwrap the token secret, decrypt the OTP, CRC, private id;
  *   5. counter rules: higher than stored is good; equal with the nonce
  *      stored = a retransmission (DISCARD); equal otherwise = a replay;
@@ -24,12 +30,27 @@
  * A rejection judged on a record older than YK_RECHECK_AGE_MS is checked
  * again against a fresh read before it is final, so garbage against a
  * fresh record costs no LDAP operation and a stale cache never refuses a
- * good OTP.  Outages (directory down, slow, refusing, read-only, access;
- * keyring unreadable) trip nothing but the circuit breaker and answer
- * DISCARD, unless another authenticating padata shares the request: the
- * KDC keeps the last module error, and a DISCARD there would hide a
- * failed password guess from lockout.  Secrets (the unwrapped token
- * secret, decrypted fields, OTP buffers) are wiped on every path.
+ * good OTP.  That re-read is the one timing signal left between a wrong
+ * and a right password: only a right one reaches the OTP check, and a
+ * rejected OTP then costs a read from the write server when the record
+ * is older than YK_RECHECK_AGE_MS (doc/protocol.md, security notes).
+ * Every such guess is answered PREAUTH_FAILED and counts toward lockout.
+ *
+ * Outages (directory down, slow, refusing, read-only, access; keyring
+ * unreadable) answer DISCARD, unless another authenticating padata
+ * shares the request: the KDC keeps the last module error, and a DISCARD
+ * there would hide a failed password guess from lockout.  Timeouts,
+ * unreachable servers and a refused bind open the circuit breaker.  One
+ * attempt's directory work (connects, binds, searches, swaps, re-reads)
+ * has a time budget of YK_BUDGET_FACTOR times yubikey_ldap_timeout in
+ * all: a directory that answers each operation just in time still
+ * cannot hold a KDC worker for long, and running out of the budget is a
+ * timeout.  The keyring file is looked at every YK_KEYRING_CHECK_MS and
+ * reloaded whole when it changed (ykadmin rewrap --add-key, copied to
+ * every KDC); a file that does not load leaves the old keyring in use.
+ * Secrets (the unwrapped token secret, decrypted fields, OTP buffers,
+ * the bind password once the store holds its copy) are wiped on every
+ * path.
  */
 
 #include <config.h>  /* autoconf's, not shared/config.h: hence <> */
@@ -39,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <com_err.h>
@@ -66,28 +88,84 @@ yk_kdc_log(const char *fmt, ...)
 
 /* ---- realm state ------------------------------------------------------ */
 
-/* Try to load r's keyring now; on failure remember why and when to try
- * again.  Logs the outcome of every attempt that changes the state. */
+/* Whether a and b describe the same version of a file: same inode, size,
+ * modification and status-change times (a copy, a rename over it, an
+ * edit in place and a chmod all change one of them). */
+static int
+same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+        a->st_size == b->st_size &&
+        a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+        a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+        a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+        a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* A loaded keyring's file changed and did not load (ret; st is the file's
+ * stat, st_ino 0 when it could not be taken): keep the old ring, and say
+ * so loudly, once per failure and file version. */
 static void
-keyring_load(yk_realm *r, int64_t now_ms)
+keyring_reload_failed(yk_realm *r, krb5_error_code ret, const struct stat *st)
+{
+    if (ret == r->reload_err && (st->st_ino == 0 ||
+                                 same_file(st, &r->reload_st)))
+        return;
+    r->reload_err = ret;
+    r->reload_st = *st;
+    yk_kdc_log("KEYRING NOT RELOADED: realm %s: the master keyring %s "
+               "changed but cannot be loaded: %s; still using the keyring "
+               "loaded before (%lu keys, newest version %lu): fix the file "
+               "(mode 0600, owned by the KDC's user), it is tried again "
+               "every %d s", r->name, r->cfg.master_key_file,
+               yk_strerror(ret), (unsigned long)yk_keyring_count(r->keyring),
+               (unsigned long)yk_keyring_newest(r->keyring),
+               YK_KEYRING_CHECK_MS / 1000);
+}
+
+/* Load r's keyring file now, whole: the first load, a retry while it is
+ * unreadable, or a reload when the file changed since it was loaded (an
+ * unchanged file is not read again).  A new ring replaces the old one
+ * only once it loaded; failures are remembered and logged when they
+ * change. */
+static void
+keyring_load(yk_realm *r)
 {
     krb5_error_code ret;
     yk_keyring *kr = NULL;
+    struct stat st;
+    int reload = r->keyring != NULL;
 
-    r->keyring_retry_ms = now_ms + YK_KEYRING_RETRY_MS;
+    memset(&st, 0, sizeof(st));
     if (r->cfg.master_key_file == NULL) {
         ret = YK_ERR_CONFIG;
+    } else if (stat(r->cfg.master_key_file, &st) != 0) {
+        ret = errno;
+        memset(&st, 0, sizeof(st));
+    } else if (reload && same_file(&st, &r->keyring_st)) {
+        return;
     } else {
+        /* Stat first, load second: a change made in between is seen as
+         * a change at the next look. */
         ret = yk_keyring_load(r->cfg.master_key_file, &kr);
     }
     if (ret == 0) {
-        r->keyring = kr;
-        if (r->keyring_err != 0) {
-            yk_kdc_log("realm %s: master keyring %s loaded (%lu keys)",
-                       r->name, r->cfg.master_key_file,
-                       (unsigned long)yk_keyring_count(kr));
+        if (reload || r->keyring_err != 0) {
+            yk_kdc_log("realm %s: master keyring %s %s (%lu keys, newest "
+                       "version %lu)", r->name, r->cfg.master_key_file,
+                       reload ? "changed: reloaded" : "loaded",
+                       (unsigned long)yk_keyring_count(kr),
+                       (unsigned long)yk_keyring_newest(kr));
         }
+        yk_keyring_free(r->keyring);
+        r->keyring = kr;
+        r->keyring_st = st;
         r->keyring_err = 0;
+        r->reload_err = 0;
+        return;
+    }
+    if (reload) {
+        keyring_reload_failed(r, ret, &st);
         return;
     }
     if (ret != r->keyring_err) {
@@ -97,19 +175,52 @@ keyring_load(yk_realm *r, int64_t now_ms)
                    r->cfg.master_key_file != NULL ?
                    r->cfg.master_key_file :
                    "(yubikey_master_key_file is not set)",
-                   yk_strerror(ret), YK_KEYRING_RETRY_MS / 1000);
+                   yk_strerror(ret), YK_KEYRING_CHECK_MS / 1000);
     }
     r->keyring_err = ret;
 }
 
-/* Return 1 when r has a keyring, loading it again at most every
- * YK_KEYRING_RETRY_MS while it is unreadable. */
+/* Return 1 when r has a keyring.  At most every YK_KEYRING_CHECK_MS the
+ * file is looked at: loaded while none is, reloaded when it changed. */
 static int
 keyring_ready(yk_realm *r, int64_t now_ms)
 {
-    if (r->keyring == NULL && now_ms >= r->keyring_retry_ms)
-        keyring_load(r, now_ms);
+    if (now_ms >= r->keyring_check_ms) {
+        r->keyring_check_ms = now_ms + YK_KEYRING_CHECK_MS;
+        keyring_load(r);
+    }
     return r->keyring != NULL;
+}
+
+/* Mark r misconfigured (why: a printf text for the log lines): it never
+ * becomes active, and its OTP logins are discarded with that reason. */
+static void
+realm_misconfigured(yk_realm *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+realm_misconfigured(yk_realm *r, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(r->config_error, sizeof(r->config_error), fmt, ap);
+    va_end(ap);
+    r->misconfigured = 1;
+    r->active = 0;
+    yk_kdc_log("CONFIGURATION ERROR: realm %s: %s; YubiKey logins in this "
+               "realm are discarded (never accepted, never counted) until "
+               "the KDC is restarted with a fixed kdc.conf", r->name,
+               r->config_error);
+}
+
+/* Whether mech is a SASL mechanism that needs a Kerberos ticket: the KDC
+ * would have to get one from itself. */
+static int
+sasl_needs_ticket(const char *mech)
+{
+    return mech != NULL && (strcasecmp(mech, "GSSAPI") == 0 ||
+                            strcasecmp(mech, "GSS-SPNEGO") == 0);
 }
 
 /* Make realm's state; see verify.h. */
@@ -118,6 +229,7 @@ yk_realm_new(profile_t profile, const char *realm, yk_realm **realm_out)
 {
     krb5_error_code ret;
     yk_realm *r = NULL;
+    char *pw;
 
     r = calloc(1, sizeof(*r));
     if (r == NULL)
@@ -127,41 +239,62 @@ yk_realm_new(profile_t profile, const char *realm, yk_realm **realm_out)
         ret = ENOMEM;
         goto cleanup;
     }
-    ret = yk_config_load(profile, realm, &r->cfg);
-    if (ret) {
-        yk_kdc_log("realm %s: bad yubikey configuration: %s", realm,
-                   yk_strerror(ret));
-        goto cleanup;
-    }
     ret = yk_cache_new(0, &r->cache);
     if (ret)
         goto cleanup;
+    ret = yk_config_load(profile, realm, &r->cfg);
+    if (ret == ENOMEM)
+        goto cleanup;
+    if (ret) {
+        /* One realm's mistake must not take the module from the others. */
+        realm_misconfigured(r, "bad yubikey configuration: %s",
+                            yk_strerror(ret));
+        ret = 0;
+        goto cleanup;
+    }
 
+    if (r->cfg.store.uri == NULL && r->cfg.store.base == NULL)
+        goto cleanup;   /* not configured: stay out of this realm's way */
     if (r->cfg.store.uri == NULL || r->cfg.store.base == NULL) {
-        /* Not configured: the module stays out of this realm's way. */
-        if (r->cfg.store.uri != NULL || r->cfg.store.base != NULL) {
-            yk_kdc_log("realm %s: yubikey_ldap_uri and yubikey_ldap_base "
-                       "must both be set; YubiKey logins are off in this "
-                       "realm", realm);
-        }
-        *realm_out = r;
-        return 0;
+        realm_misconfigured(r, "yubikey_ldap_uri and yubikey_ldap_base "
+                            "must both be set");
+        goto cleanup;
+    }
+    if (sasl_needs_ticket(r->cfg.store.sasl_mech)) {
+        realm_misconfigured(r, "yubikey_ldap_sasl_mech = %s cannot work in "
+                            "the KDC (it needs a ticket from the KDC "
+                            "itself): use EXTERNAL over ldapi://",
+                            r->cfg.store.sasl_mech);
+        goto cleanup;
     }
 
     /* The store only remembers its settings: connections open lazily,
      * in each worker after the KDC forks. */
     ret = yk_store_new(&r->cfg.store, &r->store);
+    if (ret == ENOMEM)
+        goto cleanup;
     if (ret) {
-        yk_kdc_log("realm %s: cannot set up the token directory: %s",
-                   realm, yk_strerror(ret));
+        realm_misconfigured(r, "cannot set up the token directory: %s",
+                            yk_strerror(ret));
+        ret = 0;
         goto cleanup;
     }
+    /* The store holds its own copy of the bind password. */
+    pw = r->cfg.store.password;
+    if (pw != NULL) {
+        yk_zap(pw, strlen(pw));
+        free(pw);
+        r->cfg.store.password = NULL;
+    }
     r->active = 1;
-    keyring_load(r, yk_cache_now_ms());
-    *realm_out = r;
-    r = NULL;
+    r->keyring_check_ms = yk_cache_now_ms() + YK_KEYRING_CHECK_MS;
+    keyring_load(r);
 
 cleanup:
+    if (ret == 0) {
+        *realm_out = r;
+        r = NULL;
+    }
     yk_realm_free(r);
     return ret;
 }
@@ -189,27 +322,42 @@ breaker_open(const yk_realm *r, int64_t now_ms)
     return now_ms < r->breaker_until_ms;
 }
 
-/* Open r's circuit breaker for yubikey_breaker_time seconds. */
+/* Open r's circuit breaker for yubikey_breaker_time seconds.  Logged
+ * once per opening (nothing asks the directory while it is open): as a
+ * configuration error when config is set. */
 static void
-breaker_trip(yk_realm *r, krb5_error_code why)
+breaker_trip(yk_realm *r, krb5_error_code why, int config)
 {
     int seconds = r->cfg.breaker_seconds;
 
-    if (seconds <= 0)
-        return;
-    r->breaker_until_ms = yk_cache_now_ms() + (int64_t)seconds * 1000;
-    yk_kdc_log("realm %s: token directory failed (%s): circuit breaker "
-               "open for %d s, OTP logins are discarded meanwhile",
-               r->name, yk_strerror(why), seconds);
+    if (config) {
+        yk_kdc_log("CONFIGURATION ERROR: realm %s: the token directory "
+                   "refused the KDC's bind (%s): check "
+                   "yubikey_ldap_bind_dn, the password file or the SASL "
+                   "identity; circuit breaker open for %d s, OTP logins "
+                   "are discarded meanwhile", r->name,
+                   yk_store_last_error(r->store), seconds);
+    } else if (seconds > 0) {
+        yk_kdc_log("realm %s: token directory failed (%s: %s): circuit "
+                   "breaker open for %d s, OTP logins are discarded "
+                   "meanwhile", r->name, yk_strerror(why),
+                   yk_store_last_error(r->store), seconds);
+    }
+    if (seconds > 0)
+        r->breaker_until_ms = yk_cache_now_ms() + (int64_t)seconds * 1000;
 }
 
-/* React to a store failure: outages trip the breaker, refusals that only
- * an administrator can fix are logged loudly. */
+/* React to a store failure: outages (timeouts, a spent time budget,
+ * unreachable servers) and a refused bind trip the breaker, refusals that
+ * only an administrator can fix are logged loudly. */
 static void
 store_failed(yk_realm *r, krb5_error_code ret, const char *op)
 {
     if (ret == YK_ERR_STORE_TIMEOUT || ret == YK_ERR_STORE_UNAVAILABLE) {
-        breaker_trip(r, ret);
+        breaker_trip(r, ret, 0);
+    } else if (ret == YK_ERR_STORE_ACCESS && yk_store_bind_refused(r->store)) {
+        /* Every request would be refused alike: stop asking a while. */
+        breaker_trip(r, ret, 1);
     } else if (ret == YK_ERR_STORE_ACCESS) {
         yk_kdc_log("CONFIGURATION ERROR: realm %s: the token directory "
                    "refused the %s: %s; the KDC's DN needs the access the "
@@ -219,6 +367,28 @@ store_failed(yk_realm *r, krb5_error_code ret, const char *op)
                    "refused the %s: %s; yubikey_ldap_write_uri must name "
                    "the writable master", r->name, op, yk_strerror(ret));
     }
+}
+
+/* Give r's store the time budget of one attempt (YK_BUDGET_FACTOR times
+ * the per-operation timeout, for all its directory work together); 0
+ * ends it. */
+static void
+budget_set(yk_realm *r, int on)
+{
+    int ms = r->cfg.store.timeout_ms > 0 ? r->cfg.store.timeout_ms :
+        YK_DEFAULT_TIMEOUT_MS;
+
+    yk_store_set_budget(r->store, on ? YK_BUDGET_FACTOR * ms : 0);
+}
+
+/* What a store failure ret was, in words for a verdict's detail (static
+ * text): a refused bind is told apart from the ACLs refusing a read. */
+static const char *
+store_why(const yk_realm *r, krb5_error_code ret)
+{
+    if (ret == YK_ERR_STORE_ACCESS && yk_store_bind_refused(r->store))
+        return "the directory refused the KDC's bind";
+    return yk_strerror(ret);
 }
 
 /* Read principal's entry (fresh: from the write server).  Cacheable
@@ -287,7 +457,9 @@ yk_hint_flags(yk_realm *r, const char *principal, int armored,
         !breaker_open(r, now)) {
         /* Expired or absent: one lookup.  On failure a stale record, if
          * any, still serves (a hint may be stale). */
+        budget_set(r, 1);
         ret = read_entry(r, principal, 0, &entry, &code);
+        budget_set(r, 0);
         if (ret == 0) {
             ret = yk_cache_put(r->cache, principal, entry, code, now);
             entry = NULL;
@@ -540,50 +712,92 @@ note_commit(yk_token *tok, const yk_state_rec *next, int64_t *fetched)
     tok->nextra = 0;
 }
 
-/* Steps 3-6 with the cache, the re-reads and the swap loop. */
-static void
-check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
-                 const yk_otp *otp, yk_verify_out *out)
-{
-    krb5_error_code ret, code = 0, ncode = 0;
-    yk_entry *entry = NULL, *newer = NULL;
-    yk_token *tok = NULL;
-    yk_state_rec next;
-    int64_t now, fetched = 0;
-    int have = 0, fresh = 0, swaps = 0;
+/* One attempt's copy of the principal's record: taken from the cache (or
+ * read) before the password check, put back when the attempt ends. */
+typedef struct {
+    yk_entry *entry;             /* NULL: no entry (code says why) */
+    krb5_error_code code;        /* the lookup's negative code, or 0 */
+    int64_t fetched;             /* when it was read (monotonic ms) */
+    int have;                    /* entry and code hold a lookup result */
+} yk_record;
 
-    memset(&next, 0, sizeof(next));
-    now = yk_cache_now_ms();
+/* Before anything depends on the password: the circuit breaker, the
+ * keyring, then principal's record into *rec (the cached one, read again
+ * when older than the cache TTL), under the attempt's time budget.  So a
+ * wrong and a right password get the same answer during an outage, and
+ * cost the same directory work up to the OTP check.  Returns 1 when the
+ * attempt goes on, else 0 with out's verdict set (an outage). */
+static int
+attempt_begin(yk_realm *r, const yk_verify_in *in, yk_record *rec,
+              yk_verify_out *out)
+{
+    krb5_error_code ret, ncode = 0;
+    yk_entry *newer = NULL;
+    int64_t now = yk_cache_now_ms();
+
     if (breaker_open(r, now)) {
         set_verdict(out, YK_V_BACKEND, "circuit breaker open");
-        return;
+        return 0;
     }
     if (!keyring_ready(r, now)) {
         set_verdict(out, YK_V_BACKEND, "master keyring unreadable: %s",
                     yk_strerror(r->keyring_err));
-        return;
+        return 0;
     }
+    budget_set(r, 1);
 
     /* The cached record is the guess the swap starts from. */
-    have = yk_cache_take(r->cache, in->principal, &entry, &code,
-                         &fetched) == 0;
-    if (!have || now - fetched >= (int64_t)r->cfg.cache_ttl * 1000) {
-        ret = read_entry(r, in->principal, 0, &newer, &ncode);
-        if (ret) {
-            set_verdict(out, YK_V_BACKEND, "read: %s", yk_strerror(ret));
-            goto cleanup;
-        }
-        yk_entry_free(entry);
-        entry = newer;
-        newer = NULL;
-        code = ncode;
-        fetched = now;
-        have = 1;
+    rec->have = yk_cache_take(r->cache, in->principal, &rec->entry,
+                              &rec->code, &rec->fetched) == 0;
+    if (rec->have && now - rec->fetched < (int64_t)r->cfg.cache_ttl * 1000)
+        return 1;
+    ret = read_entry(r, in->principal, 0, &newer, &ncode);
+    if (ret) {
+        set_verdict(out, YK_V_BACKEND, "read: %s", store_why(r, ret));
+        return 0;
     }
+    yk_entry_free(rec->entry);
+    rec->entry = newer;
+    rec->code = ncode;
+    rec->fetched = now;
+    rec->have = 1;
+    return 1;
+}
 
+/* End an attempt begun with attempt_begin: the record goes back to the
+ * cache (even after an outage it serves stale hints; a swap that timed
+ * out only makes the next swap lose and re-read), the budget ends. */
+static void
+attempt_end(yk_realm *r, const yk_verify_in *in, yk_record *rec)
+{
+    if (rec->have) {
+        (void)yk_cache_put(r->cache, in->principal, rec->entry, rec->code,
+                           rec->fetched);
+    } else {
+        yk_entry_free(rec->entry);
+    }
+    rec->entry = NULL;
+    rec->have = 0;
+    budget_set(r, 0);
+}
+
+/* Steps 3-6 on rec (from attempt_begin): the checks, the re-reads and
+ * the swap loop. */
+static void
+check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
+                 const yk_otp *otp, yk_record *rec, yk_verify_out *out)
+{
+    krb5_error_code ret, ncode = 0;
+    yk_entry *newer = NULL;
+    yk_token *tok = NULL;
+    yk_state_rec next;
+    int64_t now;
+    int fresh = 0, swaps = 0;
+
+    memset(&next, 0, sizeof(next));
     for (;;) {
         tok = NULL;
-        judge(r, in, mode, otp, entry, code, &tok, &next, out);
+        judge(r, in, mode, otp, rec->entry, rec->code, &tok, &next, out);
         if (out->verdict == YK_V_ACCEPTED) {
             if (swaps >= YK_CAS_MAX_ROUNDS) {
                 set_verdict(out, YK_V_BACKEND, "lost the swap %d times",
@@ -595,25 +809,28 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
             test_cas_delay();
 #endif
             /* Step 6: acknowledged before anything is issued. */
-            ret = yk_store_cas_state(r->store, entry, tok, &next);
+            ret = yk_store_cas_state(r->store, rec->entry, tok, &next);
             if (ret == 0) {
-                note_commit(tok, &next, &fetched);
+                note_commit(tok, &next, &rec->fetched);
                 break;
             }
             if (ret != YK_ERR_STORE_CONFLICT) {
                 /* Never retried: a timed-out write may have landed. */
                 store_failed(r, ret, "compare-and-swap");
                 set_verdict(out, YK_V_BACKEND, "swap: %s",
-                            yk_strerror(ret));
+                            store_why(r, ret));
                 break;
             }
         } else if (out->verdict == YK_V_BACKEND) {
             break;
         } else if (fresh || (out->verdict != YK_V_OLDER &&
-                             yk_cache_now_ms() - fetched <
+                             yk_cache_now_ms() - rec->fetched <
                              YK_RECHECK_AGE_MS)) {
             /* A rejection on a fresh enough record is final; "older
-             * than the last use" only after a read from the master. */
+             * than the last use" only after a read from the master.
+             * (The re-read of an older record is the timing signal a
+             * right password with a wrong OTP still gives: see the top
+             * of this file.) */
             break;
         }
 
@@ -621,24 +838,17 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
         now = yk_cache_now_ms();
         ret = read_entry(r, in->principal, 1, &newer, &ncode);
         if (ret) {
-            set_verdict(out, YK_V_BACKEND, "re-read: %s", yk_strerror(ret));
+            set_verdict(out, YK_V_BACKEND, "re-read: %s",
+                        store_why(r, ret));
             break;
         }
-        yk_entry_free(entry);
-        entry = newer;
+        yk_entry_free(rec->entry);
+        rec->entry = newer;
         newer = NULL;
-        code = ncode;
-        fetched = now;
+        rec->code = ncode;
+        rec->fetched = now;
+        rec->have = 1;
         fresh = 1;
-    }
-
-cleanup:
-    if (have) {
-        /* Even after an outage the record serves stale hints; a swap that
-         * timed out only makes the next swap lose and re-read. */
-        (void)yk_cache_put(r->cache, in->principal, entry, code, fetched);
-    } else {
-        yk_entry_free(entry);
     }
 }
 
@@ -684,13 +894,16 @@ yk_verify_run(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
     yk_request req;
     yk_bound bound;
     yk_otp otp;
+    yk_record rec;
     const char *otp_str = NULL;
     size_t otp_len = 0;
     int64_t skew;
+    int begun = 0;
 
     memset(&req, 0, sizeof(req));
     memset(&bound, 0, sizeof(bound));
     memset(&otp, 0, sizeof(otp));
+    memset(&rec, 0, sizeof(rec));
     memset(out, 0, sizeof(*out));
     set_verdict(out, YK_V_MALFORMED, NULL);
 
@@ -705,22 +918,35 @@ yk_verify_run(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
         goto cleanup;
     }
     out->mode = req.mode;
+    if (r != NULL && r->misconfigured) {
+        /* Never accepted, and never counted against the user. */
+        set_verdict(out, YK_V_BACKEND, "CONFIGURATION ERROR: %s",
+                    r->config_error);
+        goto cleanup;
+    }
     if (r == NULL || !r->active) {
         set_verdict(out, YK_V_NOT_CONFIGURED, NULL);
         goto cleanup;
     }
+    if (req.mode == YK_MODE_OTP && !in->armored) {
+        set_verdict(out, YK_V_NOT_ARMORED, "OTP alone");
+        goto cleanup;
+    }
+    if (req.mode != YK_MODE_OTP && r->cfg.require_fast && !in->armored) {
+        set_verdict(out, YK_V_NOT_ARMORED, "yubikey_require_fast");
+        goto cleanup;
+    }
+
+    /* An outage answers before the password is looked at, and the record
+     * is fetched whatever the password. */
+    begun = 1;
+    if (!attempt_begin(r, in, &rec, out))
+        goto cleanup;
+
     if (req.mode == YK_MODE_OTP) {
-        if (!in->armored) {
-            set_verdict(out, YK_V_NOT_ARMORED, "OTP alone");
-            goto cleanup;
-        }
         otp_str = req.otp;
         otp_len = req.otp_len;
     } else {
-        if (r->cfg.require_fast && !in->armored) {
-            set_verdict(out, YK_V_NOT_ARMORED, "yubikey_require_fast");
-            goto cleanup;
-        }
         /* Step 2: the password, the time, the nonce. */
         if (!open_bound(ctx, in, &req, &bound, out))
             goto cleanup;
@@ -746,9 +972,11 @@ yk_verify_run(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
         goto cleanup;
     }
     snprintf(out->pubid, sizeof(out->pubid), "%s", otp.pubid_modhex);
-    check_and_commit(r, in, req.mode, &otp, out);
+    check_and_commit(r, in, req.mode, &otp, &rec, out);
 
 cleanup:
+    if (begun)
+        attempt_end(r, in, &rec);
     set_code(in, out);
     yk_request_clear(&req, 0);
     yk_zap(&bound, sizeof(bound));

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <krb5.h>
 #include <profile.h>
 
@@ -15,7 +16,11 @@
 
 #define YK_RECHECK_AGE_MS 2000     /* a rejection on an older record is
                                     * re-read before it is final */
-#define YK_KEYRING_RETRY_MS 5000   /* an unreadable keyring: retry period */
+#define YK_KEYRING_CHECK_MS 5000   /* the keyring file is looked at (for a
+                                    * change, or while unreadable) at most
+                                    * this often */
+#define YK_BUDGET_FACTOR 2         /* one attempt's directory work takes at
+                                    * most this many yubikey_ldap_timeout */
 #define YK_CAS_MAX_ROUNDS 4        /* swaps lost to others, at most */
 #define YK_DETAIL_LEN 160          /* a verdict's free-text detail */
 #define YK_LOG_LINE_LEN 512        /* one KDC log line */
@@ -25,12 +30,18 @@
 typedef struct {
     char *name;                  /* the realm */
     int active;                  /* a token directory is configured */
-    yk_config cfg;
+    int misconfigured;           /* its yubikey settings are invalid: OTP
+                                  * logins are discarded (never active) */
+    char config_error[YK_DETAIL_LEN]; /* why, when misconfigured */
+    yk_config cfg;               /* (the bind password is only in store) */
     yk_store *store;             /* connects lazily, after the fork */
     yk_cache *cache;
     yk_keyring *keyring;         /* NULL while unreadable */
     krb5_error_code keyring_err; /* why it is NULL */
-    int64_t keyring_retry_ms;    /* next load attempt (monotonic) */
+    struct stat keyring_st;      /* the file the keyring was loaded from */
+    krb5_error_code reload_err;  /* the last failed reload, logged once */
+    struct stat reload_st;       /* ... of this file (st_ino 0: unknown) */
+    int64_t keyring_check_ms;    /* next look at the file (monotonic) */
     int64_t breaker_until_ms;    /* circuit breaker open until */
 } yk_realm;
 
@@ -84,7 +95,10 @@ typedef struct {
 /* Make realm's state from profile: configuration, cache, a store that
  * has not connected, the keyring (a load failure is logged and retried
  * later, not an error).  A realm without yubikey_ldap_uri is inactive.
- * Errors: memory, or a malformed configuration. */
+ * A realm whose yubikey settings are invalid (malformed values, only one
+ * of yubikey_ldap_uri and yubikey_ldap_base, a SASL mechanism the KDC
+ * cannot use: GSSAPI, GSS-SPNEGO) is logged loudly and made misconfigured,
+ * so that the other realms work.  Errors: memory only. */
 krb5_error_code yk_realm_new(profile_t profile, const char *realm,
                              yk_realm **realm_out);
 
@@ -103,7 +117,11 @@ krb5_error_code yk_hint_flags(yk_realm *r, const char *principal,
 
 /* Run DESIGN 4 steps 1-6 on one padata of ours; fills *out on every path.
  * out->code 0 means the OTP's counter is committed and the caller must
- * now set the ticket flags, indicators and (mode 2) reply key. */
+ * now set the ticket flags, indicators and (mode 2) reply key.  The
+ * circuit breaker, the keyring and the principal's record are checked
+ * before the password, so that an outage answers alike for any password;
+ * the directory work of one call is bounded by YK_BUDGET_FACTOR times
+ * yubikey_ldap_timeout, and running out of it is an outage. */
 void yk_verify_run(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
                    yk_verify_out *out);
 

@@ -13,7 +13,12 @@
  * noticed without sending anything), and are dropped after a server-down,
  * connect or timeout error so that the next call reconnects.  A connection
  * inherited across fork() is forgotten without touching the parent's
- * session.  Every operation waits at most cfg->timeout_ms.  libldap
+ * session.  Every operation waits at most cfg->timeout_ms, and less when
+ * the caller's time budget (yk_store_set_budget: one KDC attempt, all its
+ * operations together) has less left; nothing is sent once it is spent.
+ * A simple bind is sent like any other operation (so the budget bounds
+ * it after the connect); a SASL bind's steps each wait at most what was
+ * left when it started.  libldap
  * writes to its socket with write(), and krb5kdc does not ignore SIGPIPE:
  * every LDAP call here runs with SIGPIPE blocked, and a SIGPIPE it raised
  * is consumed before the mask is restored.
@@ -86,6 +91,9 @@ struct yk_store {
     yk_conn wr;
     yk_target *targets;          /* resolved search bases */
     size_t ntargets;
+    int64_t deadline_ms;         /* the caller's budget ends (monotonic
+                                  * ms), 0 = no budget */
+    int bind_refused;            /* the last failure was a refused bind */
     char errbuf[YK_ERRBUF_LEN];  /* the last LDAP error, for logs */
 };
 
@@ -142,6 +150,7 @@ set_error(yk_store *st, const char *fmt, ...)
 {
     va_list ap;
 
+    st->bind_refused = 0;
     va_start(ap, fmt);
     vsnprintf(st->errbuf, sizeof(st->errbuf), fmt, ap);
     va_end(ap);
@@ -260,17 +269,41 @@ conn_alive(yk_conn *c)
                                errno == EINTR));
 }
 
-/* The per-operation timeout as a timeval. */
-static struct timeval
-op_timeout(const yk_store *st)
+/* Milliseconds on the monotonic clock (the budget's time base). */
+static int64_t
+mono_ms(void)
 {
-    struct timeval tv;
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return 0;
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* How long the next operation may wait, into *tv: the per-operation
+ * timeout, or what is left of the budget when that is less (so never
+ * zero, which libldap would refuse or read as "no limit").  With the
+ * budget spent: YK_ERR_STORE_TIMEOUT, and the operation is not sent. */
+static krb5_error_code
+op_timeout(yk_store *st, struct timeval *tv)
+{
+    int64_t left;
     int ms = st->cfg.timeout_ms > 0 ? st->cfg.timeout_ms :
         YK_DEFAULT_TIMEOUT_MS;
 
-    tv.tv_sec = ms / 1000;
-    tv.tv_usec = (ms % 1000) * 1000;
-    return tv;
+    if (st->deadline_ms != 0) {
+        left = st->deadline_ms - mono_ms();
+        if (left <= 0) {
+            set_error(st, "the attempt's time budget is spent: no further "
+                      "LDAP operation sent");
+            return YK_ERR_STORE_TIMEOUT;
+        }
+        if (left < ms)
+            ms = (int)left;
+    }
+    tv->tv_sec = ms / 1000;
+    tv->tv_usec = (ms % 1000) * 1000;
+    return 0;
 }
 
 /* SASL interaction: answer nothing, so mechanisms that need no prompts
@@ -296,16 +329,48 @@ conn_fail(yk_store *st, yk_conn *c, const char *what, int rc,
     return yk_ldap_error(rc, diag, kind);
 }
 
-/* Open and bind a new connection on c to uri. */
+static krb5_error_code conn_wait(yk_store *st, yk_conn *c, int msgid,
+                                 const char *what, enum yk_op_kind kind,
+                                 LDAPMessage **res_out);
+static krb5_error_code conn_check_result(yk_store *st, yk_conn *c,
+                                         LDAPMessage *res, const char *what,
+                                         enum yk_op_kind kind);
+
+/* Send a simple bind as cfg->bind_dn on c and wait for its result (within
+ * the timeout and the budget, like any operation). */
+static krb5_error_code
+conn_simple_bind(yk_store *st, yk_conn *c)
+{
+    krb5_error_code ret;
+    struct berval cred;
+    LDAPMessage *res = NULL;
+    int rc, msgid;
+
+    cred.bv_val = st->cfg.password;
+    cred.bv_len = strlen(st->cfg.password);
+    rc = ldap_sasl_bind(c->ld, st->cfg.bind_dn, LDAP_SASL_SIMPLE, &cred,
+                        NULL, NULL, &msgid);
+    if (rc != LDAP_SUCCESS)
+        return conn_fail(st, c, "bind", rc, NULL, YK_OP_READ);
+    ret = conn_wait(st, c, msgid, "bind", YK_OP_READ, &res);
+    if (ret)
+        return ret;
+    return conn_check_result(st, c, res, "bind", YK_OP_READ);
+}
+
+/* Open and bind a new connection on c to uri.  A bind the directory
+ * refuses (YK_ERR_STORE_ACCESS) is remembered: yk_store_bind_refused. */
 static krb5_error_code
 conn_open(yk_store *st, yk_conn *c, const char *uri)
 {
     krb5_error_code ret;
     const yk_store_config *cfg = &st->cfg;
-    struct timeval tv = op_timeout(st);
-    struct berval cred;
+    struct timeval tv;
     int rc, version = LDAP_VERSION3;
 
+    ret = op_timeout(st, &tv);
+    if (ret)
+        return ret;
     rc = ldap_initialize(&c->ld, uri);
     if (rc != LDAP_SUCCESS) {
         set_error(st, "bad LDAP URI \"%s\": %s", uri, ldap_err2string(rc));
@@ -326,23 +391,22 @@ conn_open(yk_store *st, yk_conn *c, const char *uri)
         rc = ldap_sasl_interactive_bind_s(c->ld, NULL, cfg->sasl_mech, NULL,
                                           NULL, LDAP_SASL_QUIET,
                                           sasl_no_prompts, NULL);
+        ret = rc == LDAP_SUCCESS ? 0 :
+            conn_fail(st, c, "bind", rc, NULL, YK_OP_READ);
     } else if (cfg->bind_dn != NULL) {
         if (cfg->password == NULL) {
             set_error(st, "no password for bind DN %s", cfg->bind_dn);
             conn_drop(c);
             return YK_ERR_CONFIG;
         }
-        cred.bv_val = cfg->password;
-        cred.bv_len = strlen(cfg->password);
-        rc = ldap_sasl_bind_s(c->ld, cfg->bind_dn, LDAP_SASL_SIMPLE, &cred,
-                              NULL, NULL, NULL);
+        ret = conn_simple_bind(st, c);
     } else {
         /* Anonymous: LDAPv3 needs no bind; the first operation connects. */
         return 0;
     }
-    if (rc != LDAP_SUCCESS) {
-        ret = conn_fail(st, c, "bind", rc, NULL, YK_OP_READ);
+    if (ret) {
         conn_drop(c);
+        st->bind_refused = ret == YK_ERR_STORE_ACCESS;
         return ret;
     }
     return 0;
@@ -375,14 +439,22 @@ static krb5_error_code
 conn_wait(yk_store *st, yk_conn *c, int msgid, const char *what,
           enum yk_op_kind kind, LDAPMessage **res_out)
 {
-    struct timeval tv = op_timeout(st);
+    struct timeval tv = { 0, 0 };
     LDAPMessage *res = NULL;
-    int rc;
+    int rc = 0, ms;
 
-    rc = ldap_result(c->ld, msgid, LDAP_MSG_ALL, &tv, &res);
+    if (op_timeout(st, &tv) == 0)
+        rc = ldap_result(c->ld, msgid, LDAP_MSG_ALL, &tv, &res);
     if (rc == 0) {
-        set_error(st, "%s on %s server: no answer within %d ms", what,
-                  c->is_write ? "write" : "read", st->cfg.timeout_ms);
+        /* Timed out, or the budget was spent before the wait. */
+        ms = (int)(tv.tv_sec * 1000 + tv.tv_usec / 1000);
+        if (ms < st->cfg.timeout_ms)
+            set_error(st, "%s on %s server: no answer within the %d ms left "
+                      "of the attempt's time budget", what,
+                      c->is_write ? "write" : "read", ms);
+        else
+            set_error(st, "%s on %s server: no answer within %d ms", what,
+                      c->is_write ? "write" : "read", st->cfg.timeout_ms);
         ldap_abandon_ext(c->ld, msgid, NULL, NULL);
         conn_drop(c);
         return YK_ERR_STORE_TIMEOUT;
@@ -839,7 +911,7 @@ targets_load(yk_store *st, yk_conn *c)
 {
     krb5_error_code ret;
     const char *attrs[] = { "krbSubTrees", "krbSearchScope", NULL };
-    struct timeval tv = op_timeout(st);
+    struct timeval tv;
     struct berval **v = NULL, **sc = NULL;
     LDAPMessage *res = NULL, *msg;
     int rc, msgid, scope = LDAP_SCOPE_SUBTREE;
@@ -856,6 +928,9 @@ targets_load(yk_store *st, yk_conn *c)
                            LDAP_SCOPE_SUBTREE);
     }
 
+    ret = op_timeout(st, &tv);
+    if (ret)
+        return ret;
     rc = ldap_search_ext(c->ld, st->cfg.kldap_realm_dn, LDAP_SCOPE_BASE,
                          "(objectClass=*)", (char **)attrs, 0, NULL, NULL,
                          &tv, 1, &msgid);
@@ -944,7 +1019,7 @@ search_targets(yk_store *st, int write, const char *filter, int sizelimit,
 {
     krb5_error_code ret;
     yk_conn *c = NULL;
-    struct timeval tv = op_timeout(st);
+    struct timeval tv;
     LDAPMessage *res = NULL, *msg;
     char **seen = NULL, **grown, *dn;
     size_t nseen = 0, t, i;
@@ -957,6 +1032,9 @@ search_targets(yk_store *st, int write, const char *filter, int sizelimit,
     if (ret)
         return ret;
     for (t = 0; t < st->ntargets; t++) {
+        ret = op_timeout(st, &tv);
+        if (ret)
+            goto cleanup;
         rc = ldap_search_ext(c->ld, st->targets[t].base,
                              st->targets[t].scope, filter,
                              (char **)entry_attrs, 0, NULL, NULL, &tv,
@@ -1098,6 +1176,25 @@ yk_store_last_error(const yk_store *st)
     if (st == NULL || st->errbuf[0] == '\0')
         return "no LDAP error";
     return st->errbuf;
+}
+
+/* Start (or, with budget_ms <= 0, remove) a time budget; see store.h. */
+void
+yk_store_set_budget(yk_store *st, int budget_ms)
+{
+    if (st == NULL)
+        return;
+    st->deadline_ms = budget_ms > 0 ? mono_ms() + budget_ms : 0;
+    /* 0 means "no budget": a clock at 0 must not make one vanish. */
+    if (budget_ms > 0 && st->deadline_ms == 0)
+        st->deadline_ms = 1;
+}
+
+/* Whether the last failure was a refused bind; see store.h. */
+int
+yk_store_bind_refused(const yk_store *st)
+{
+    return st != NULL && st->bind_refused;
 }
 
 /* Find principal's one entry and parse its tokens. */
@@ -1268,12 +1365,15 @@ modify_entry(yk_store *st, const char *dn, modlist *ml,
 {
     krb5_error_code ret;
     yk_conn *c = NULL;
+    struct timeval tv;
     LDAPMessage *res = NULL;
     int rc, msgid;
 
     if (ml->n == 0)
         return 0;
     ret = conn_get(st, 1, &c);
+    if (ret == 0)
+        ret = op_timeout(st, &tv);   /* a spent budget sends no write */
     if (ret)
         return ret;
     rc = ldap_modify_ext(c->ld, dn, ml->mods, NULL, NULL, &msgid);
@@ -1450,13 +1550,15 @@ read_has_aux(yk_store *st, const char *dn, int *has_out)
     krb5_error_code ret;
     yk_conn *c = NULL;
     const char *attrs[] = { "objectClass", NULL };
-    struct timeval tv = op_timeout(st);
+    struct timeval tv;
     LDAPMessage *res = NULL, *msg;
     struct berval **v = NULL;
     int rc, msgid, has = 0;
     size_t i;
 
     ret = conn_get(st, 1, &c);
+    if (ret == 0)
+        ret = op_timeout(st, &tv);
     if (ret)
         return ret;
     rc = ldap_search_ext(c->ld, dn, LDAP_SCOPE_BASE, "(objectClass=*)",
@@ -1860,7 +1962,7 @@ read_presence(yk_store *st, const char *dn, unsigned *mask_out)
     yk_conn *c = NULL;
     const char *attrs[] = { "objectClass", YK_ATTR_PUBID, YK_ATTR_SECRET,
                             YK_ATTR_STATE, YK_ATTR_POLICY, NULL };
-    struct timeval tv = op_timeout(st);
+    struct timeval tv;
     LDAPMessage *res = NULL, *msg;
     struct berval **v = NULL;
     unsigned mask = 0;
@@ -1868,6 +1970,8 @@ read_presence(yk_store *st, const char *dn, unsigned *mask_out)
     size_t i;
 
     ret = conn_get(st, 1, &c);
+    if (ret == 0)
+        ret = op_timeout(st, &tv);
     if (ret)
         return ret;
     rc = ldap_search_ext(c->ld, dn, LDAP_SCOPE_BASE, "(objectClass=*)",

@@ -59,6 +59,20 @@ void yk_store_free(yk_store *st);
  * next call on st. */
 const char *yk_store_last_error(const yk_store *st);
 
+/* Limit st's directory work from now on to budget_ms milliseconds in all
+ * (one KDC attempt: its connects, binds, searches and swaps): each
+ * operation then waits at most the smaller of the per-operation timeout
+ * and what is left, and one started with nothing left fails at once,
+ * sending nothing, with YK_ERR_STORE_TIMEOUT.  0 (or less) removes the
+ * limit. */
+void yk_store_set_budget(yk_store *st, int budget_ms);
+
+/* Whether st's last failure was the directory refusing its bind (wrong
+ * DN, password or SASL identity; returned as YK_ERR_STORE_ACCESS) rather
+ * than an operation refused by the access rules.  Valid until the next
+ * call on st. */
+int yk_store_bind_refused(const yk_store *st);
+
 /* Find principal's entry (exactly one match) on the read server and parse
  * its tokens.  YK_ERR_STORE_NOT_FOUND when no entry matches,
  * YK_ERR_STORE_AMBIGUOUS when several do.  With fresh set, read from the

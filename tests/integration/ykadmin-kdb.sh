@@ -5,9 +5,12 @@
 # enroll --require sets +requires_preauth +requires_hwauth (checked with
 # kadmin.local getprinc), refuses a principal missing from the database
 # and sets nothing when the enrolment fails; the principal then logs in
-# with password + OTP only.  Key rotation while the KDC runs: after
-# "rewrap --add-key" and a KDC restart, logins work before and after
-# "rewrap" moves every record to the new version.  purge removes the
+# with password + OTP only.  Key rotation while the KDC runs, never
+# restarted: a broken keyring copied over the KDC's is refused (logged,
+# the old keyring kept, logins work); "rewrap --add-key" on the
+# administrator's copy, copied over the KDC's keyring, is picked up
+# within 5 s; logins work before and after "rewrap" moves every record to
+# the new version.  purge removes the
 # tokens of a deleted principal and stale pending records, and nothing
 # else (a fresh pending record, another realm's entry, a live principal's
 # token), and removes nothing when the database cannot be opened.  Exit 0
@@ -114,13 +117,33 @@ grep -q "Generic preauthentication failure" "$YK_TMP/kinit.out" ||
 yk_ok "the required token: password + OTP accepted, password alone refused"
 
 # ---------------------------------------------------------------------
-# Key rotation with the KDC running.
-expect 0 "rewrap --add-key" -- rewrap --add-key
+# Key rotation with the KDC running, never restarted.  The KDC looks at
+# its keyring file at most every 5 s (YK_KEYRING_CHECK_MS), at an OTP
+# login: one 5 s or more after a copy sees it.
+KEYRING=$YK_KRB5_DIR/master.keyring
+CHECK_WAIT=5.5
+starts=$(yk_kdc_starts)
+cp -p "$KEYRING" "$T/admin.keyring" || yk_fail "cp keyring"
+# A damaged copy: refused, the keyring loaded before stays in use.
+printf 'not a keyring\n' > "$KEYRING"
+sleep "$CHECK_WAIT"
+login alice alice-pw "$T/alice.tok" ||
+    { cat "$T/kinit.out" >&2; yk_fail "alice refused (damaged keyring)"; }
+want="KEYRING NOT RELOADED: realm $R: the master keyring $KEYRING changed"
+grep -qF "$want" "$YK_KDC_LOG" ||
+    yk_fail "no log line about the damaged keyring"
+
+cp "$T/admin.keyring" "$KEYRING" || yk_fail "cp keyring back"
+expect 0 "rewrap --add-key" -- rewrap --add-key --keyring "$T/admin.keyring"
 out_has "Added key version 2" "add-key"
-yk_kdc_stop
-yk_kdc_start      # the KDC loads the keyring at start: now versions 1, 2
+# The copy to the KDC: in place (same inode), as scp or cp would.
+cp "$T/admin.keyring" "$KEYRING" || yk_fail "copy the new keyring"
+sleep "$CHECK_WAIT"
 login alice alice-pw "$T/alice.tok" ||
     { cat "$T/kinit.out" >&2; yk_fail "alice refused (records at v1)"; }
+want="realm $R: master keyring $KEYRING changed: reloaded (2 keys, newest"
+grep -qF "$want version 2)" "$YK_KDC_LOG" ||
+    yk_fail "the KDC did not reload the copied keyring"
 expect 0 "rewrap" -- rewrap
 out_has "Re-wrapped 3 token records with key version 2; 0 already" "rewrap"
 expect 0 "list --json" -- list --json
@@ -131,8 +154,10 @@ login alice alice-pw "$T/alice.tok" ||
 login hw hw-pw "$T/hw.tok" ||
     { cat "$T/kinit.out" >&2; yk_fail "hw refused (records at v2)"; }
 expect 0 "ykadmin verify after rewrap" -- verify "$(yk_otp "$T/alice.tok")"
-yk_ok "rotation: logins work with records at version 1 and at 2, the KDC" \
-    "restarted once, between --add-key and rewrap"
+[ "$(yk_kdc_starts)" = "$starts" ] || yk_fail "the KDC was restarted"
+yk_ok "rotation without a KDC restart: a damaged keyring copy refused" \
+    "(logged, old keyring kept); the copied new keyring picked up within" \
+    "5 s; logins work with records at version 1 and at 2"
 
 # ---------------------------------------------------------------------
 # purge

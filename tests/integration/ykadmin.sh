@@ -322,6 +322,14 @@ expect 1 "an OTP older than the last use" -- verify "$otp2"
 err_has "older than the token's last use" "older OTP"
 yk_ok "enroll --emulate: $bobid active, its ykemu OTPs accepted, an older" \
     "one refused"
+otp4=$("$YKEMU" "$T/bob.emu") || yk_fail "ykemu bob failed"
+expect 0 "verify - (the OTP on standard input)" -- verify - <<< "$otp4"
+out_has "counter 513 (usage 2, session 1)" "verify -"
+expect 1 "verify - with the same OTP again" -- verify - <<< "$otp4"
+err_has "replayed" "verify -, replay"
+expect 1 "verify - with nothing on standard input" -- verify - < /dev/null
+err_has "no OTP on standard input" "verify -, empty input"
+yk_ok "verify -: the OTP read from standard input, accepted once"
 
 expect 1 "enroll with a taken public id" -- enroll carol \
     --emulate "$T/carol.emu" --public-id "$ID1"
@@ -480,6 +488,33 @@ expect 1 "delete it again" -- delete "$carol2"
 err_has "no token with public id $carol2" "delete twice"
 expect 1 "delete a malformed public id" -- delete "not modhex"
 yk_ok "delete removes the token's id, secret and state, nothing else"
+
+# A principal name read from the directory is printed printable, as in
+# the log lines (control characters shown as "?").
+evil=$(printf 'ev\033]0;x\007il@%s' "$YK_REALM")
+shown="ev?]0;x?il@$YK_REALM"
+yk_ldap_modify <<EOF
+dn: uid=evil,$YK_PEOPLE_DN
+changetype: add
+objectClass: inetOrgPerson
+objectClass: krbPrincipalAux
+objectClass: yubikeyPrincipalAux
+uid: evil
+cn: evil
+sn: evil
+krbPrincipalName:: $(printf '%s' "$evil" | base64 -w0)
+yubikeyPublicId: vvcccccccfhb
+yubikeyTokenSecret: yk1 id=vvcccccccfhb st=active serial= at=0 by=t desc= wrap=x
+yubikeyTokenState: yk1 id=vvcccccccfhb ctr=0 gen=0 nonce=- used=0
+EOF
+expect 0 "disable a token of a name with control characters" -- \
+    disable vvcccccccfhb
+out_has "Token vvcccccccfhb of $shown: disabled." "printable holder"
+expect 0 "delete it" -- delete vvcccccccfhb
+out_has "Deleted token vvcccccccfhb of $shown." "printable holder (delete)"
+! LC_ALL=C grep -q '[[:cntrl:]]' "$ALL" ||
+    yk_fail "ykadmin printed a control character"
+yk_ok "a holder's name with control characters is printed as \"$shown\""
 
 # ---------------------------------------------------------------------
 # list --json: valid JSON, the same facts as the table, text escaped.
