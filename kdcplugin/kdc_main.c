@@ -270,6 +270,30 @@ finish_success(krb5_context context, krb5_enc_tkt_part *enc_tkt_reply,
     return 0;
 }
 
+/* What get_client_keys needs: the KDC's callbacks and the keys, once
+ * fetched (freed by yk_verify). */
+typedef struct {
+    krb5_context context;
+    krb5_kdcpreauth_callbacks cb;
+    krb5_kdcpreauth_rock rock;
+    krb5_keyblock *keys;
+    int fetched;
+} yk_keys_ctx;
+
+/* Fetch the client's keys from the KDC on first use (mode 1 only). */
+static const krb5_keyblock *
+get_client_keys(void *arg)
+{
+    yk_keys_ctx *kc = arg;
+
+    if (!kc->fetched) {
+        kc->fetched = 1;
+        if (kc->cb->client_keys(kc->context, kc->rock, &kc->keys) != 0)
+            kc->keys = NULL;
+    }
+    return kc->keys;
+}
+
 /* verify: run the pipeline on our padata, apply its outcome, log one line
  * per attempt and respond exactly once. */
 static void
@@ -281,7 +305,8 @@ yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
 {
     krb5_error_code ret;
     krb5_principal client = NULL;
-    krb5_keyblock *keys = NULL, *armor = NULL;
+    krb5_keyblock *armor = NULL;
+    yk_keys_ctx kc;
     const krb5_pa_data *first = NULL;
     krb5_data contents;
     yk_verify_in in;
@@ -292,6 +317,10 @@ yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
 
     memset(&in, 0, sizeof(in));
     memset(&out, 0, sizeof(out));
+    memset(&kc, 0, sizeof(kc));
+    kc.context = context;
+    kc.cb = cb;
+    kc.rock = rock;
     if (cb->vers < YK_MIN_CALLBACKS_VERSION) {
         yk_kdc_log("KDC callbacks version %d < %d: refusing", cb->vers,
                    YK_MIN_CALLBACKS_VERSION);
@@ -307,8 +336,6 @@ yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
 
     survey_padata(request->padata, &n_ours, &first, &in.other_auth);
     armor = cb->fast_armor(context, rock);
-    if (cb->client_keys(context, rock, &keys) != 0)
-        keys = NULL;
     contents.magic = KV5M_DATA;
     contents.length = data->length;
     contents.data = (char *)data->contents;
@@ -316,7 +343,8 @@ yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
     in.padata = &contents;
     in.duplicate = n_ours > 1;
     in.armored = armor != NULL;
-    in.client_keys = keys;
+    in.get_client_keys = get_client_keys;
+    in.keys_arg = &kc;
     in.max_skew = cb->max_time_skew(context, rock);
     in.nonce = (uint32_t)request->nonce;
     ret = krb5_timeofday(context, &in.now);
@@ -340,8 +368,8 @@ yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
         yk_verify_format_log(name, &out, line, sizeof(line));
         yk_kdc_log("%s", line);
     }
-    if (keys != NULL)
-        cb->free_keys(context, rock, keys);
+    if (kc.keys != NULL)
+        cb->free_keys(context, rock, kc.keys);
     krb5_free_unparsed_name(context, name);
     (*respond)(arg, out.code, NULL, NULL, NULL);
 }

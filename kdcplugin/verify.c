@@ -529,11 +529,13 @@ static int
 open_bound(krb5_context ctx, const yk_verify_in *in, const yk_request *req,
            yk_bound *b, yk_verify_out *out)
 {
-    const krb5_keyblock *k;
+    const krb5_keyblock *k, *keys;
     krb5_error_code ret = 0;
     int tried = 0;
 
-    for (k = in->client_keys; k != NULL && k->enctype != 0; k++) {
+    keys = in->get_client_keys != NULL ?
+        in->get_client_keys(in->keys_arg) : NULL;
+    for (k = keys; k != NULL && k->enctype != 0; k++) {
         if (k->enctype != req->enctype)
             continue;
         tried = 1;

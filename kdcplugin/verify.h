@@ -74,7 +74,11 @@ typedef struct {
     int duplicate;               /* another padata of ours is present */
     int other_auth;              /* another authenticating padata too */
     int armored;                 /* the request came inside FAST */
-    const krb5_keyblock *client_keys; /* ends with enctype 0; may be NULL */
+    /* The client's long-term keys (ending with enctype 0), fetched only
+     * when a mode 1 request needs them: asking the KDC decrypts every
+     * key of the principal, which mode 2 never uses.  NULL: none. */
+    const krb5_keyblock *(*get_client_keys)(void *arg);
+    void *keys_arg;
     krb5_deltat max_skew;        /* the KDC's clock skew (s) */
     krb5_timestamp now;          /* the KDC's time (s) */
     uint32_t nonce;              /* the (inner) request's nonce */
