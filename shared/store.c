@@ -1542,18 +1542,27 @@ cleanup:
     return ret;
 }
 
-/* Whether the entry at dn already has the auxiliary class (read from the
- * write server). */
+/* Our attributes, in the order of the presence bits below. */
+static const char *const strip_attrs[] = {
+    YK_ATTR_PUBID, YK_ATTR_SECRET, YK_ATTR_STATE, YK_ATTR_POLICY, NULL
+};
+#define YK_STRIP_CLASS_BIT (1u << 4)
+
+/* Which of our attributes (bit i for strip_attrs[i]) and whether our
+ * class (YK_STRIP_CLASS_BIT) the entry at dn holds, read from the write
+ * server.  YK_ERR_STORE_NOT_FOUND when the entry does not exist. */
 static krb5_error_code
-read_has_aux(yk_store *st, const char *dn, int *has_out)
+read_presence(yk_store *st, const char *dn, unsigned *mask_out)
 {
     krb5_error_code ret;
     yk_conn *c = NULL;
-    const char *attrs[] = { "objectClass", NULL };
+    const char *attrs[] = { "objectClass", YK_ATTR_PUBID, YK_ATTR_SECRET,
+                            YK_ATTR_STATE, YK_ATTR_POLICY, NULL };
     struct timeval tv;
     LDAPMessage *res = NULL, *msg;
     struct berval **v = NULL;
-    int rc, msgid, has = 0;
+    unsigned mask = 0;
+    int rc, msgid;
     size_t i;
 
     ret = conn_get(st, 1, &c);
@@ -1569,32 +1578,42 @@ read_has_aux(yk_store *st, const char *dn, int *has_out)
     if (ret)
         return ret;
     msg = ldap_first_entry(c->ld, res);
-    if (msg != NULL)
-        v = ldap_get_values_len(c->ld, msg, "objectClass");
+    for (i = 0; msg != NULL && strip_attrs[i] != NULL; i++) {
+        v = ldap_get_values_len(c->ld, msg, strip_attrs[i]);
+        if (v != NULL && v[0] != NULL)
+            mask |= 1u << i;
+        ldap_value_free_len(v);
+    }
+    v = msg != NULL ? ldap_get_values_len(c->ld, msg, "objectClass") : NULL;
     for (i = 0; v != NULL && v[i] != NULL; i++) {
         if (v[i]->bv_len == strlen(YK_AUX_CLASS) &&
             strncasecmp(v[i]->bv_val, YK_AUX_CLASS, v[i]->bv_len) == 0)
-            has = 1;
+            mask |= YK_STRIP_CLASS_BIT;
     }
     ldap_value_free_len(v);
+    /* A base that does not exist answers noSuchObject. */
     ret = conn_check_result(st, c, res, "search", YK_OP_READ);
     if (ret == 0 && msg == NULL)
         ret = YK_ERR_STORE_NOT_FOUND;
     if (ret == 0)
-        *has_out = has;
+        *mask_out = mask;
     return ret;
 }
 
-/* read_has_aux with SIGPIPE blocked. */
+/* Whether the entry at dn already has the auxiliary class (read from the
+ * write server, SIGPIPE blocked). */
 static krb5_error_code
 entry_has_aux(yk_store *st, const char *dn, int *has_out)
 {
     krb5_error_code ret;
     sigpipe_guard g;
+    unsigned mask = 0;
 
     sigpipe_block(&g);
-    ret = read_has_aux(st, dn, has_out);
+    ret = read_presence(st, dn, &mask);
     sigpipe_restore(&g);
+    if (ret == 0)
+        *has_out = (mask & YK_STRIP_CLASS_BIT) != 0;
     return ret;
 }
 
@@ -1871,11 +1890,6 @@ yk_entries_free(yk_entry **entries, size_t n)
 
 #define YK_STRIP_TRIES 3         /* re-reads after a racing writer */
 
-/* Our attributes, in the order of the presence bits below. */
-static const char *const strip_attrs[] = {
-    YK_ATTR_PUBID, YK_ATTR_SECRET, YK_ATTR_STATE, YK_ATTR_POLICY, NULL
-};
-#define YK_STRIP_CLASS_BIT (1u << 4)
 
 /* Re-bind entry's tokens (new secret records, rewritten states) and
  * optionally move krbPrincipalName, in one modify. */
@@ -1949,58 +1963,6 @@ cleanup:
     for (i = 0; i < nvals; i++)
         free(vals[i]);
     free(vals);
-    return ret;
-}
-
-/* Which of our attributes (bit i for strip_attrs[i]) and whether our
- * class (YK_STRIP_CLASS_BIT) the entry at dn holds, read from the write
- * server.  YK_ERR_STORE_NOT_FOUND when the entry does not exist. */
-static krb5_error_code
-read_presence(yk_store *st, const char *dn, unsigned *mask_out)
-{
-    krb5_error_code ret;
-    yk_conn *c = NULL;
-    const char *attrs[] = { "objectClass", YK_ATTR_PUBID, YK_ATTR_SECRET,
-                            YK_ATTR_STATE, YK_ATTR_POLICY, NULL };
-    struct timeval tv;
-    LDAPMessage *res = NULL, *msg;
-    struct berval **v = NULL;
-    unsigned mask = 0;
-    int rc, msgid;
-    size_t i;
-
-    ret = conn_get(st, 1, &c);
-    if (ret == 0)
-        ret = op_timeout(st, &tv);
-    if (ret)
-        return ret;
-    rc = ldap_search_ext(c->ld, dn, LDAP_SCOPE_BASE, "(objectClass=*)",
-                         (char **)attrs, 0, NULL, NULL, &tv, 1, &msgid);
-    if (rc != LDAP_SUCCESS)
-        return conn_fail(st, c, "search", rc, NULL, YK_OP_READ);
-    ret = conn_wait(st, c, msgid, "search", YK_OP_READ, &res);
-    if (ret)
-        return ret;
-    msg = ldap_first_entry(c->ld, res);
-    for (i = 0; msg != NULL && strip_attrs[i] != NULL; i++) {
-        v = ldap_get_values_len(c->ld, msg, strip_attrs[i]);
-        if (v != NULL && v[0] != NULL)
-            mask |= 1u << i;
-        ldap_value_free_len(v);
-    }
-    v = msg != NULL ? ldap_get_values_len(c->ld, msg, "objectClass") : NULL;
-    for (i = 0; v != NULL && v[i] != NULL; i++) {
-        if (v[i]->bv_len == strlen(YK_AUX_CLASS) &&
-            strncasecmp(v[i]->bv_val, YK_AUX_CLASS, v[i]->bv_len) == 0)
-            mask |= YK_STRIP_CLASS_BIT;
-    }
-    ldap_value_free_len(v);
-    /* A base that does not exist answers noSuchObject. */
-    ret = conn_check_result(st, c, res, "search", YK_OP_READ);
-    if (ret == 0 && msg == NULL)
-        ret = YK_ERR_STORE_NOT_FOUND;
-    if (ret == 0)
-        *mask_out = mask;
     return ret;
 }
 
