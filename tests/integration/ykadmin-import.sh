@@ -14,6 +14,8 @@
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$top_srcdir/tests/integration/lib.sh"
+# shellcheck source=expect.sh
+. "$top_srcdir/tests/integration/expect.sh"
 
 YKADMIN=${YKADMIN:-$YK_BUILDDIR/ykadmin}
 YKEMU=$YK_BUILDDIR/tests/emu/ykemu
@@ -38,29 +40,6 @@ yka() {
     rc=$?
     cat "$T/out" "$T/err" >> "$ALL"
     return $rc
-}
-
-# expect RC DESCRIPTION -- ARGS...: run ykadmin and check its status.
-expect() {
-    local want=$1 what=$2 rc
-    shift 3
-    yka "$@"
-    rc=$?
-    if [ "$rc" != "$want" ]; then
-        echo "--- stdout:" >&2; cat "$T/out" >&2
-        echo "--- stderr:" >&2; cat "$T/err" >&2
-        yk_fail "$what: exit $rc, expected $want (ykadmin $*)"
-    fi
-}
-
-err_has() {
-    grep -qF -- "$1" "$T/err" ||
-        { cat "$T/err" >&2; yk_fail "$2: stderr lacks \"$1\""; }
-}
-
-out_has() {
-    grep -qF -- "$1" "$T/out" ||
-        { cat "$T/out" >&2; yk_fail "$2: stdout lacks \"$1\""; }
 }
 
 # ntokens: how many tokens the directory holds.

@@ -19,6 +19,8 @@
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 # shellcheck source=realm.sh
 . "$srcdir/tests/integration/realm.sh"
+# shellcheck source=expect.sh
+. "$srcdir/tests/integration/expect.sh"
 
 R=$YK_REALM
 yk_realm_setup
@@ -34,29 +36,6 @@ yk_ldap_add_principal x OTHER.ORG xother
 # ykadmin as the token administrator; output in $T/out and $T/err.
 yka() {
     yk_ykadmin "$@" > "$T/out" 2> "$T/err"
-}
-
-# expect RC DESCRIPTION -- ARGS...
-expect() {
-    local want=$1 what=$2 rc
-    shift 3
-    yka "$@"
-    rc=$?
-    if [ "$rc" != "$want" ]; then
-        echo "--- stdout:" >&2; cat "$T/out" >&2
-        echo "--- stderr:" >&2; cat "$T/err" >&2
-        yk_fail "$what: exit $rc, expected $want (ykadmin $*)"
-    fi
-}
-
-err_has() {
-    grep -qF -- "$1" "$T/err" ||
-        { cat "$T/err" >&2; yk_fail "$2: stderr lacks \"$1\""; }
-}
-
-out_has() {
-    grep -qF -- "$1" "$T/out" ||
-        { cat "$T/out" >&2; yk_fail "$2: stdout lacks \"$1\""; }
 }
 
 # The Attributes line of kadmin.local getprinc NAME.
