@@ -714,6 +714,31 @@ yk_client_tryagain(krb5_context ctx, krb5_clpreauth_moddata moddata,
     return KRB5_PREAUTH_FAILED;
 }
 
+/*
+ * libkrb5's trace entry point: exported by libkrb5 since 1.9 but declared
+ * only in its private k5-trace.h.  Weak, so that a library without it
+ * leaves it NULL and the module still loads.  It writes only when
+ * tracing is on (KRB5_TRACE, krb5_set_trace_callback).
+ */
+extern void krb5int_trace(krb5_context context, const char *fmt, ...)
+    __attribute__((weak));
+
+/* init: no module data; under KRB5_TRACE, one line saying that the module
+ * is loaded (its version and padata type), so an administrator can tell
+ * a wrong module path in krb5.conf (krb5 ignores it silently). */
+static krb5_error_code
+yk_client_init(krb5_context ctx, krb5_clpreauth_moddata *moddata_out)
+{
+    *moddata_out = NULL;
+    if (krb5int_trace != NULL) {
+        krb5int_trace(ctx, "yubikey: krb5-yubikey {str} client module "
+                      "loaded (padata {int}: password + YubiKey OTP, or "
+                      "the OTP alone over FAST)", PACKAGE_VERSION,
+                      (int)YK_PADATA_TYPE);
+    }
+    return 0;
+}
+
 /* The module's entry point: fill the clpreauth vtable (major version 1;
  * prep_questions too, whatever minor version the library names). */
 krb5_error_code
@@ -731,6 +756,7 @@ clpreauth_yubikey_initvt(krb5_context ctx, int maj_ver, int min_ver,
     vt = (krb5_clpreauth_vtable)vtable;
     vt->name = "yubikey";
     vt->pa_type_list = yk_client_pa_types;
+    vt->init = yk_client_init;
     vt->flags = yk_client_flags;
     vt->request_init = yk_client_request_init;
     vt->request_fini = yk_client_request_fini;

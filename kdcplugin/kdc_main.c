@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <kdb.h>
 #include <krb5/kdcpreauth_plugin.h>
 
 #include "errors.h"
@@ -199,9 +200,10 @@ yk_edata(krb5_context context, krb5_kdc_req *request,
     krb5_pa_data *pa = NULL;
     krb5_data hint = { 0 };
     char *name = NULL;
+    const krb5_db_entry *entry;
     yk_realm *r;
     uint8_t flags = 0;
-    int armored;
+    int armored, requires_hw;
 
     if (cb->vers < YK_MIN_CALLBACKS_VERSION)
         goto cleanup;
@@ -213,7 +215,10 @@ yk_edata(krb5_context context, krb5_kdc_req *request,
     if (ret)
         goto cleanup;
     armored = cb->fast_armor(context, rock) != NULL;
-    ret = yk_hint_flags(r, name, armored, &flags);
+    entry = cb->client_entry(context, rock);
+    requires_hw = entry != NULL &&
+        (entry->attributes & KRB5_KDB_REQUIRES_HW_AUTH) != 0;
+    ret = yk_hint_flags(r, name, armored, requires_hw, &flags);
     if (ret)
         goto cleanup;
     ret = yk_padata_encode_hint(flags, &hint);

@@ -208,10 +208,59 @@ realm_misconfigured(yk_realm *r, const char *fmt, ...)
     va_end(ap);
     r->misconfigured = 1;
     r->active = 0;
-    yk_kdc_log("CONFIGURATION ERROR: realm %s: %s; YubiKey logins in this "
-               "realm are discarded (never accepted, never counted) until "
-               "the KDC is restarted with a fixed kdc.conf", r->name,
-               r->config_error);
+}
+
+/* Say once, at start, what the module does in r: the line an
+ * administrator looks for to see that the module loaded and with which
+ * settings (no secret: the bind password is never named). */
+static void
+realm_announce(const yk_realm *r)
+{
+    const yk_store_config *sc = &r->cfg.store;
+    char keyring[YK_DETAIL_LEN], bind[YK_DETAIL_LEN];
+
+    if (r->misconfigured) {
+        yk_kdc_log("CONFIGURATION ERROR: realm %s: %s; YubiKey logins in "
+                   "this realm are discarded (never accepted, never "
+                   "counted) until the KDC is restarted with a fixed "
+                   "kdc.conf (krb5-yubikey %s)", r->name, r->config_error,
+                   PACKAGE_VERSION);
+        return;
+    }
+    if (!r->active) {
+        yk_kdc_log("krb5-yubikey %s, realm %s: no token directory (neither "
+                   "yubikey_ldap_uri nor a kldap database is configured): "
+                   "the module does nothing in this realm", PACKAGE_VERSION,
+                   r->name);
+        return;
+    }
+    if (r->keyring != NULL) {
+        snprintf(keyring, sizeof(keyring), "%lu keys, newest version %lu",
+                 (unsigned long)yk_keyring_count(r->keyring),
+                 (unsigned long)yk_keyring_newest(r->keyring));
+    } else {
+        snprintf(keyring, sizeof(keyring), "NOT LOADED: %s",
+                 yk_strerror(r->keyring_err));
+    }
+    if (sc->sasl_mech != NULL)
+        snprintf(bind, sizeof(bind), "SASL %s", sc->sasl_mech);
+    else if (sc->bind_dn != NULL)
+        snprintf(bind, sizeof(bind), "DN %s", sc->bind_dn);
+    else
+        snprintf(bind, sizeof(bind), "anonymous");
+    yk_kdc_log("krb5-yubikey %s, realm %s: token directory %s, writes to "
+               "%s, principals under %s%s, bind as %s; master keyring %s "
+               "(%s); cache TTL %d s, LDAP timeout %d ms, circuit breaker "
+               "%d s%s", PACKAGE_VERSION, r->name, sc->uri,
+               sc->write_uri != NULL ? sc->write_uri : sc->uri,
+               sc->kldap_realm_dn != NULL ? sc->kldap_realm_dn : sc->base,
+               sc->kldap_realm_dn != NULL ? " (kldap realm container and "
+               "its subtrees)" : "", bind, r->cfg.master_key_file != NULL ?
+               r->cfg.master_key_file : "(yubikey_master_key_file unset)",
+               keyring, r->cfg.cache_ttl, sc->timeout_ms > 0 ?
+               sc->timeout_ms : YK_DEFAULT_TIMEOUT_MS,
+               r->cfg.breaker_seconds, r->cfg.require_fast ?
+               ", FAST required" : "");
 }
 
 /* Whether mech is a SASL mechanism that needs a Kerberos ticket: the KDC
@@ -292,6 +341,7 @@ yk_realm_new(profile_t profile, const char *realm, yk_realm **realm_out)
 
 cleanup:
     if (ret == 0) {
+        realm_announce(r);
         *realm_out = r;
         r = NULL;
     }
@@ -434,29 +484,89 @@ has_active_token(const yk_entry *entry)
     return 0;
 }
 
+/* Describe why entry (the lookup's code) gives no hint, into buf: the
+ * words a helpdesk needs in the KDC log ("tokens vv... disabled"). */
+static void
+describe_no_hint(const yk_entry *entry, krb5_error_code code, char *buf,
+                 size_t len)
+{
+    const yk_token *t;
+    const char *state;
+    size_t i, used;
+
+    if (code == YK_ERR_STORE_AMBIGUOUS) {
+        snprintf(buf, len, "more than one directory entry");
+        return;
+    }
+    if (entry == NULL) {
+        snprintf(buf, len, "no directory entry");
+        return;
+    }
+    if (entry->ntokens == 0) {
+        snprintf(buf, len, "no token enrolled");
+        return;
+    }
+    used = (size_t)snprintf(buf, len, "no active token:");
+    for (i = 0; i < entry->ntokens && used < len; i++) {
+        t = &entry->tokens[i];
+        if (t->malformed || t->secret == NULL)
+            state = "unusable record";
+        else if (t->secret->state == YK_TOKEN_DISABLED)
+            state = "disabled";
+        else if (t->secret->state == YK_TOKEN_PENDING)
+            state = "pending (enrolment not finished)";
+        else
+            state = "unknown state";
+        used += (size_t)snprintf(buf + used, len - used, "%s %s %s",
+                                 i > 0 ? "," : "", t->pubid, state);
+    }
+}
+
 /* Decide the hint from the cache; see verify.h. */
 krb5_error_code
 yk_hint_flags(yk_realm *r, const char *principal, int armored,
-              uint8_t *flags_out)
+              int requires_hw, uint8_t *flags_out)
 {
     krb5_error_code ret, code = 0;
     const yk_entry *cached = NULL;
     yk_entry *entry = NULL;
+    char why[YK_DETAIL_LEN];
     int64_t now, fetched = 0;
-    int have;
+    int have, stale, breaker;
     uint8_t flags;
 
-    if (r == NULL || !r->active)
+    if (r == NULL || !r->active) {
+        if (requires_hw) {
+            yk_kdc_log("hint=none principal=%s reason=%s", principal,
+                       r != NULL && r->misconfigured ?
+                       "CONFIGURATION ERROR (see the KDC's start)" :
+                       "no token directory configured for the realm");
+        }
         return ENOENT;
-    if (r->cfg.require_fast && !armored)
+    }
+    if (r->cfg.require_fast && !armored) {
+        if (requires_hw) {
+            yk_kdc_log("hint=none principal=%s reason=not armored "
+                       "(yubikey_require_fast)", principal);
+        }
         return ENOENT;
+    }
 
     now = yk_cache_now_ms();
+    breaker = breaker_open(r, now);
     have = yk_cache_get(r->cache, principal, &cached, &code, &fetched) == 0;
-    if ((!have || now - fetched >= (int64_t)r->cfg.cache_ttl * 1000) &&
-        !breaker_open(r, now)) {
-        /* Expired or absent: one lookup.  On failure a stale record, if
-         * any, still serves (a hint may be stale). */
+    stale = !have || now - fetched >= (int64_t)r->cfg.cache_ttl * 1000;
+    /* A record without an active token is read again at once when an
+     * administrator's change could be what it misses: the principal has
+     * tokens (one may just have been enabled or activated), or it cannot
+     * log in without one.  Other principals' negative records live for
+     * the cache TTL, so that password logins cost no directory work. */
+    if (have && !stale && (cached == NULL || !has_active_token(cached)) &&
+        (requires_hw || (cached != NULL && cached->ntokens > 0)))
+        stale = 1;
+    if (stale && !breaker) {
+        /* One lookup.  On failure a stale record, if any, still serves
+         * (a hint may be stale). */
         budget_set(r, 1);
         ret = read_entry(r, principal, 0, &entry, &code);
         budget_set(r, 0);
@@ -469,8 +579,19 @@ yk_hint_flags(yk_realm *r, const char *principal, int armored,
                                 &fetched) == 0;
         }
     }
-    if (!have || cached == NULL || !has_active_token(cached))
+    if (!have || cached == NULL || !has_active_token(cached)) {
+        /* Say why, where it matters: the principal has tokens, or it
+         * gets no ticket without one. */
+        if (!have) {
+            snprintf(why, sizeof(why), "the token directory could not be "
+                     "read%s", breaker ? " (circuit breaker open)" : "");
+        } else {
+            describe_no_hint(cached, code, why, sizeof(why));
+        }
+        if (requires_hw || (have && cached != NULL && cached->ntokens > 0))
+            yk_kdc_log("hint=none principal=%s reason=%s", principal, why);
         return ENOENT;
+    }
 
     flags = YK_HINT_PASSWORD_BOUND;
     if (armored && cached->has_policy && cached->policy == YK_POLICY_OTP)
@@ -783,6 +904,19 @@ attempt_end(yk_realm *r, const yk_verify_in *in, yk_record *rec)
     budget_set(r, 0);
 }
 
+/* Whether a rejection for verdict v is final only once a read from the
+ * write server confirms it, however fresh the cached record: "older than
+ * the last use" (it is logged as a possible clone), and what an
+ * administrator's change undoes at once (enable, the end of an
+ * enrolment, a policy change).  These need the token's public id, or
+ * for a policy refusal an armored request. */
+static int
+confirm_always(yk_verdict v)
+{
+    return v == YK_V_OLDER || v == YK_V_DISABLED_TOKEN ||
+        v == YK_V_PENDING_TOKEN || v == YK_V_POLICY;
+}
+
 /* Steps 3-6 on rec (from attempt_begin): the checks, the re-reads and
  * the swap loop. */
 static void
@@ -825,14 +959,14 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
             }
         } else if (out->verdict == YK_V_BACKEND) {
             break;
-        } else if (fresh || (out->verdict != YK_V_OLDER &&
+        } else if (fresh || (!confirm_always(out->verdict) &&
                              yk_cache_now_ms() - rec->fetched <
                              YK_RECHECK_AGE_MS)) {
-            /* A rejection on a fresh enough record is final; "older
-             * than the last use" only after a read from the master.
-             * (The re-read of an older record is the timing signal a
-             * right password with a wrong OTP still gives: see the top
-             * of this file.) */
+            /* A rejection on a fresh enough record is final; some only
+             * after a read from the master (confirm_always).  (The
+             * re-read of an older record is the timing signal a right
+             * password with a wrong OTP still gives: see the top of
+             * this file.) */
             break;
         }
 

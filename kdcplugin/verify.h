@@ -23,7 +23,7 @@
                                     * most this many yubikey_ldap_timeout */
 #define YK_CAS_MAX_ROUNDS 4        /* swaps lost to others, at most */
 #define YK_DETAIL_LEN 160          /* a verdict's free-text detail */
-#define YK_LOG_LINE_LEN 512        /* one KDC log line */
+#define YK_LOG_LINE_LEN 1024       /* one KDC log line */
 
 /* One realm's state: its configuration, store, cache, keyring and circuit
  * breaker.  Owned by the module data (kdc_main.c). */
@@ -115,9 +115,15 @@ void yk_realm_free(yk_realm *r);
  * policy is otp), ENOENT for no hint (also for unarmored requests under
  * yubikey_require_fast).  Answered from the cache, with at most one
  * directory lookup per principal per cache TTL and none while the
- * circuit breaker is open (a stale record then serves). */
+ * circuit breaker is open (a stale record then serves) -- except that a
+ * record without an active token is read again at once when the
+ * principal has tokens or requires_hw (+requires_hwauth), so that an
+ * enabled token is offered at the next attempt.  No hint for such a
+ * principal is logged with the reason ("hint=none principal=P
+ * reason=..."). */
 krb5_error_code yk_hint_flags(yk_realm *r, const char *principal,
-                              int armored, uint8_t *flags_out);
+                              int armored, int requires_hw,
+                              uint8_t *flags_out);
 
 /* Run DESIGN 4 steps 1-6 on one padata of ours; fills *out on every path.
  * out->code 0 means the OTP's counter is committed and the caller must

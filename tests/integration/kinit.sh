@@ -210,6 +210,69 @@ login alice alice-pw "$(yk_otp "$YK_TMP/alice.tok")" &&
 expect_log alice "verdict=refused reason=disabled token"
 yk_ok "ykadmin disable: the next login refused at once"
 
+# --- enable takes effect at once, as disable does (cache TTL 60 s) --------
+# alice's record, cached as "disabled" by the refusal above, must not hide
+# the token from the next attempt: the hint is read again for principals
+# that have tokens but no active one.
+yk_ykadmin enable "$pubid" >> "$YK_KRB5_DIR/ykadmin.log" 2>&1 ||
+    yk_fail "ykadmin enable $pubid failed"
+login alice alice-pw "$(yk_otp "$YK_TMP/alice.tok")" ||
+    { cat "$YK_TMP/kinit.out" >&2
+      yk_fail "alice: refused right after ykadmin enable"; }
+expect_log alice "verdict=accepted"
+yk_ok "ykadmin enable: the next login accepted at once"
+
+# A +requires_hwauth principal whose token is disabled gets no hint, and
+# the KDC says why (a helpdesk reads reason=).
+did=$("$YK_YKEMU_BIN" --public-id "$YK_TMP/dave.tok")
+yk_ykadmin disable "$did" >> "$YK_KRB5_DIR/ykadmin.log" 2>&1 ||
+    yk_fail "ykadmin disable $did failed"
+login dave dave-pw "$(yk_otp "$YK_TMP/dave.tok")" &&
+    yk_fail "dave: logged in with a disabled token"
+expect_log dave "verdict=refused reason=disabled token"
+# The refusal read the record afresh: the next attempt gets no hint (and
+# so no module attempt), only the KDC's word why.
+login dave dave-pw "$(yk_otp "$YK_TMP/dave.tok")" &&
+    yk_fail "dave: logged in with a disabled token (second try)"
+n=$(yk_kdc_attempts "dave@$R" | grep -c .)
+[ "$n" -eq "${attempts[dave]}" ] ||
+    yk_fail "dave: an attempt reached the module without a hint"
+grep -F "yubikey: hint=none principal=dave@$R reason=no active token: $did disabled" \
+    "$YK_KDC_LOG" >/dev/null ||
+    yk_fail "no hint=none line saying dave's token is disabled:" \
+        "$(grep -F 'hint=none' "$YK_KDC_LOG")"
+yk_ykadmin enable "$did" >> "$YK_KRB5_DIR/ykadmin.log" 2>&1 ||
+    yk_fail "ykadmin enable $did failed"
+login dave dave-pw "$(yk_otp "$YK_TMP/dave.tok")" ||
+    { cat "$YK_TMP/kinit.out" >&2
+      yk_fail "dave: refused right after ykadmin enable"; }
+expect_log dave "verdict=accepted"
+yk_ok "+requires_hwauth: no hint while disabled (logged with the reason)," \
+    "offered again at once after enable"
+
+# The KDC said at start that the module is loaded, with its settings.
+grep -E "yubikey: krb5-yubikey [0-9.]+, realm $R: token directory ldap://127\.0\.0\.1:[0-9]+/, writes to .*master keyring .* \(1 keys, newest version 1\); cache TTL 60 s" \
+    "$YK_KDC_LOG" >/dev/null ||
+    yk_fail "no start line for realm $R in the KDC log:" \
+        "$(grep -F 'krb5-yubikey' "$YK_KDC_LOG")"
+yk_ok "the KDC logs the module's version and settings at start"
+
+# The client module says under KRB5_TRACE that it is loaded; a client
+# without it (krb5-plain.conf) says nothing of the kind.
+: > "$YK_TMP/trace"
+KRB5_TRACE=$YK_TMP/trace login alice alice-pw "$(yk_otp "$YK_TMP/alice.tok")" ||
+    { cat "$YK_TMP/kinit.out" >&2; yk_fail "alice: traced login refused"; }
+expect_log alice "verdict=accepted"
+grep -E "yubikey: krb5-yubikey [0-9.]+ client module loaded \(padata -22859" \
+    "$YK_TMP/trace" >/dev/null ||
+    yk_fail "KRB5_TRACE shows no line from the client module"
+: > "$YK_TMP/trace"
+KRB5_TRACE=$YK_TMP/trace KRB5_CONFIG=$YK_KRB5_CONF_PLAIN login carol carol-pw ||
+    yk_fail "carol: password login refused"
+grep -q "client module loaded" "$YK_TMP/trace" &&
+    yk_fail "a client without the module traced the module's line"
+yk_ok "KRB5_TRACE shows the client module loaded (and only where it is)"
+
 # --- the KDC is still up, and logged no secret ---------------------------
 kill -0 "$YK_KDC_PID" 2>/dev/null || yk_fail "the KDC died"
 for otp in "$otp1" "$otp2" "$old" "$new"; do
