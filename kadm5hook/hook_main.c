@@ -210,6 +210,8 @@ typedef struct {
     char *bind_dn;
     char *password_file;
     char *sasl_mech;
+    const char *source;          /* where the identity came from (static
+                                  * text, for the start line) */
 } hook_overlay;
 
 /* profile get_values over the overlay: the hook's identity, else the
@@ -316,9 +318,11 @@ hook_identity(profile_t profile, const char *realm, hook_overlay *ov,
     if (ret == 0)
         ret = profile_dup(profile, "realms", realm, "yubikey_hook_sasl_mech",
                           &ov->sasl_mech);
+    ov->source = "yubikey_hook_*";
     if (ret == 0 && ov->bind_dn == NULL && ov->sasl_mech == NULL)
         ret = realm_uses_kldap(profile, realm, &module);
     if (ret == 0 && module != NULL) {
+        ov->source = "kadmind's kldap identity";
         ret = kldap_dup(profile, module, "ldap_kadmind_dn", &ov->bind_dn);
         if (ret == 0)
             ret = kldap_dup(profile, module, "ldap_kadmind_sasl_mech",
@@ -354,12 +358,13 @@ realm_close(hook_realm *hr)
     memset(hr, 0, sizeof(*hr));
 }
 
-/* Load the settings of princ's realm, the hook's identity laid over them,
- * and make its store (no connection yet).  hr->active is 0 when the realm
- * has no token directory.  On failure why says what is wrong. */
+/* Load the settings of realm, the hook's identity laid over them, and
+ * make its store (no connection yet).  hr->active is 0 when the realm has
+ * no token directory.  *source_out (may be NULL) says whose identity the
+ * hook binds as.  On failure why says what is wrong. */
 static krb5_error_code
-realm_open(krb5_context ctx, krb5_const_principal princ, hook_realm *hr,
-           char *why)
+realm_open_name(krb5_context ctx, const char *realm, hook_realm *hr,
+                const char **source_out, char *why)
 {
     static struct profile_vtable vt = {
         .minor_ver = 1,
@@ -369,14 +374,10 @@ realm_open(krb5_context ctx, krb5_const_principal princ, hook_realm *hr,
     krb5_error_code ret;
     profile_t base = NULL, profile = NULL;
     hook_overlay ov;
-    char *realm = NULL;
 
     memset(hr, 0, sizeof(*hr));
     memset(&ov, 0, sizeof(ov));
     why[0] = '\0';
-    realm = strndup(princ->realm.data, princ->realm.length);
-    if (realm == NULL)
-        return ENOMEM;
     ret = krb5_get_profile(ctx, &base);
     if (ret) {
         fmt(why, "cannot read the configuration: %s", yk_strerror(ret));
@@ -410,6 +411,10 @@ realm_open(krb5_context ctx, krb5_const_principal princ, hook_realm *hr,
         goto cleanup;
     }
     hr->active = 1;
+    if (source_out != NULL) {
+        *source_out = ov.active ? ov.source :
+            "the KDC's identity (yubikey_hook_bind_dn is not set)";
+    }
 
 cleanup:
     if (ret)
@@ -418,6 +423,21 @@ cleanup:
         profile_release(profile);
     profile_release(base);
     overlay_clear(&ov);
+    return ret;
+}
+
+/* realm_open_name for princ's realm. */
+static krb5_error_code
+realm_open(krb5_context ctx, krb5_const_principal princ, hook_realm *hr,
+           char *why)
+{
+    krb5_error_code ret;
+    char *realm;
+
+    realm = strndup(princ->realm.data, princ->realm.length);
+    if (realm == NULL)
+        return ENOMEM;
+    ret = realm_open_name(ctx, realm, hr, NULL, why);
     free(realm);
     return ret;
 }
@@ -720,8 +740,72 @@ cleanup:
     return ret;
 }
 
-/* init: the module data only; nothing that configuration can fail (a
- * failing init stops kadmind and kadmin.local). */
+/*
+ * libkrb5's trace entry point: exported by libkrb5 since 1.9 but declared
+ * only in its private k5-trace.h.  Weak, so that a library without it
+ * leaves it NULL and the module still loads.
+ */
+extern void krb5int_trace(krb5_context context, const char *fmt, ...)
+    __attribute__((weak));
+
+/* Say once, at start, what the hook will do in the default realm: to
+ * syslog (with its other notes) and under KRB5_TRACE.  Never com_err:
+ * kadmin.local would count the line as a failure.  Nothing here fails
+ * init; an unusable configuration is described, not refused. */
+static void
+hook_announce(krb5_context ctx)
+{
+    char msg[YK_HOOK_MSG_MAX], why[YK_HOOK_MSG_MAX];
+    char keyring[YK_HOOK_MSG_MAX + 16];
+    const char *source = NULL;
+    char *realm = NULL;
+    hook_realm hr;
+    yk_keyring *kr = NULL;
+
+    memset(&hr, 0, sizeof(hr));
+    if (krb5_get_default_realm(ctx, &realm) != 0) {
+        fmt(msg, "krb5-yubikey %s kadm5_hook loaded (no default realm: "
+            "realms are read at each delprinc and renprinc)",
+            PACKAGE_VERSION);
+    } else if (realm_open_name(ctx, realm, &hr, &source, why) != 0) {
+        fmt(msg, "krb5-yubikey %s kadm5_hook loaded, realm %s: "
+            "CONFIGURATION ERROR: %s; delprinc and renprinc of principals "
+            "with tokens will be refused until it is fixed",
+            PACKAGE_VERSION, realm, why);
+    } else if (!hr.active) {
+        fmt(msg, "krb5-yubikey %s kadm5_hook loaded, realm %s: no token "
+            "directory configured: the hook does nothing in this realm",
+            PACKAGE_VERSION, realm);
+    } else {
+        if (realm_keyring(&hr, &kr, why) == 0) {
+            snprintf(keyring, sizeof(keyring), "%lu keys, newest version "
+                     "%lu", (unsigned long)yk_keyring_count(kr),
+                     (unsigned long)yk_keyring_newest(kr));
+        } else {
+            snprintf(keyring, sizeof(keyring), "NOT LOADED: %s", why);
+        }
+        fmt(msg, "krb5-yubikey %s kadm5_hook loaded, realm %s: token "
+            "directory %s, writes to %s, bind as %s%s (%s); master keyring "
+            "%s (%s)", PACKAGE_VERSION, realm, hr.cfg.store.uri,
+            hr.cfg.store.write_uri != NULL ? hr.cfg.store.write_uri :
+            hr.cfg.store.uri, hr.cfg.store.sasl_mech != NULL ? "SASL " :
+            "DN ", hr.cfg.store.sasl_mech != NULL ? hr.cfg.store.sasl_mech :
+            hr.cfg.store.bind_dn != NULL ? hr.cfg.store.bind_dn :
+            "(anonymous)", source, hr.cfg.master_key_file != NULL ?
+            hr.cfg.master_key_file : "(yubikey_master_key_file unset)",
+            keyring);
+    }
+    note(msg);
+    if (krb5int_trace != NULL)
+        krb5int_trace(ctx, "yubikey: {str}", msg);
+    yk_keyring_free(kr);
+    realm_close(&hr);
+    krb5_free_default_realm(ctx, realm);
+}
+
+/* init: the module data, and one line saying that the hook is loaded;
+ * nothing that configuration can fail (a failing init stops kadmind and
+ * kadmin.local). */
 static kadm5_ret_t
 hook_init(krb5_context ctx, kadm5_hook_modinfo **mi_out)
 {
@@ -730,6 +814,7 @@ hook_init(krb5_context ctx, kadm5_hook_modinfo **mi_out)
     mi = calloc(1, sizeof(*mi));
     if (mi == NULL)
         return ENOMEM;
+    hook_announce(ctx);
     *mi_out = mi;
     return 0;
 }

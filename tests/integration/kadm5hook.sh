@@ -230,6 +230,17 @@ import "alice@$R" "$IDA" "$KA" "$PA"
 emu "$T/a.tok" "$IDA" "$KA" "$PA"
 verify_for "$T/a.tok" "alice@$R"
 
+# hook_loaded TEXT: kadmin.local traces the hook's start line, with TEXT.
+hook_loaded() {
+    : > "$T/hook.trace"
+    KRB5_TRACE=$T/hook.trace kadmin.local -r "$R" getprinc K/M \
+        >/dev/null 2>&1 || yk_fail "kadmin.local getprinc K/M failed"
+    grep -F "yubikey: krb5-yubikey" "$T/hook.trace" | grep -qF "$1" ||
+        { cat "$T/hook.trace" >&2; yk_fail "no hook start line with: $1"; }
+}
+hook_loaded "kadm5_hook loaded, realm $R: token directory $YK_LDAP_URI, writes to $YK_LDAP_URI, bind as DN $YK_YKADMIN_DN (yubikey_hook_*); master keyring $YK_KRB5_DIR/master.keyring (1 keys, newest version 1)"
+yk_ok "kadmin.local traces the hook's start line (identity, keyring)"
+
 # renprinc: the token follows, bound to the new name; its state value is
 # rewritten (counter kept, generation + 1).
 state=$(attrs "$ALICE_DN" | sed -n 's/^yubikeyTokenState: //p')
@@ -324,6 +335,7 @@ yk_ok "slapd down: delprinc and renprinc refused with the reason, KDB" \
 # secrets): the rename happened, the failure is printed and rc is 1;
 # renaming back restores the match.
 sed -i '/yubikey_hook_/d' "$YK_KRB5_DIR/kdc.conf"
+hook_loaded "bind as DN $YK_KDC_DN (the KDC's identity (yubikey_hook_bind_dn is not set))"
 kadm5 renprinc -force bob bob2 &&
     { cat "$T/kadm.out" >&2; yk_fail "failed re-bind: kadmin.local rc 0"; }
 grep -qF "yubikey: bob@$R was renamed to bob2@$R, but its YubiKey tokens" \
