@@ -138,6 +138,23 @@ int yk_admin_parse_args(const yk_admin_cmd *cmd, int argc, char **argv,
 int yk_admin_fail(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
+/* Describe into buf (len bytes) the LDAP identity ykadmin binds as, with
+ * where it came from (--bind-dn, or kdc.conf: the KDC's identity).  Needs
+ * the configuration loaded. */
+void yk_admin_identity(const yk_admin *adm, char *buf, size_t len);
+
+/* Print that principal holds no record for pubid (NULL: "this public
+ * id") that ykadmin can read, naming its identity; returns
+ * YK_ADMIN_EXIT_FAIL. */
+int yk_admin_no_record(yk_admin *adm, const char *principal,
+                       const char *pubid);
+
+/* Print that principal has no directory entry (where: a prefix such as
+ * "FILE line N", or NULL) and what to create; returns
+ * YK_ADMIN_EXIT_FAIL. */
+int yk_admin_no_entry(yk_admin *adm, const char *where,
+                      const char *principal);
+
 /* Print a usage error for cmd ("ykadmin CMD: MESSAGE" and a pointer to
  * --help) and return YK_ADMIN_EXIT_USAGE. */
 int yk_admin_usage(const yk_admin_cmd *cmd, const char *fmt, ...)

@@ -381,8 +381,7 @@ check_items(yk_admin *adm, yk_store *st, const char *file,
         if (ret == 0)
             last = i;
         if (ret == YK_ERR_STORE_NOT_FOUND) {
-            yk_admin_fail("%s: %s has no entry in the directory (create the "
-                          "principal first)", where, it->principal);
+            yk_admin_no_entry(adm, where, it->principal);
             problems++;
         } else if (ret == YK_ERR_STORE_AMBIGUOUS) {
             yk_admin_fail("%s: more than one directory entry matches %s",

@@ -34,7 +34,16 @@
 struct yk_admin_kdb {
     krb5_context ctx;             /* the handle's own context */
     void *handle;                 /* kadm5 server handle */
+    int klog;                     /* krb5_klog_init was called */
 };
+
+/* The kadm5 server library's logger: exported by libkadm5srv_mit but
+ * declared only in krb5's private adm_proto.h.  Weak, so that a library
+ * without them leaves them NULL (the noise then stays). */
+extern krb5_error_code krb5_klog_init(krb5_context context, char *ename,
+                                      char *whoami, krb5_boolean do_com_err)
+    __attribute__((weak));
+extern void krb5_klog_close(krb5_context context) __attribute__((weak));
 
 /* A message for a kadm5 or krb5 code from the handle's context. */
 static const char *
@@ -84,6 +93,15 @@ yk_admin_kdb_open(yk_admin *adm, yk_admin_kdb **kdb_out)
                       yk_strerror(ret));
         goto cleanup;
     }
+    /* The kadm5 server library logs through krb5_klog, which prints to
+     * standard error until initialised: its "No dictionary file
+     * specified, continuing without one." (password quality is not ours
+     * to check) would look like an error of ours.  Initialised under our
+     * own name, with no [logging] entry of that name, it logs only
+     * errors, to syslog. */
+    if (krb5_klog_init != NULL && krb5_klog_close != NULL &&
+        krb5_klog_init(kdb->ctx, "ykadmin", "ykadmin", FALSE) == 0)
+        kdb->klog = 1;
     pw = getpwuid(getuid());
     snprintf(caller, sizeof(caller), "%s/admin@%s",
              pw != NULL && pw->pw_name != NULL ? pw->pw_name : "root",
@@ -205,6 +223,8 @@ yk_admin_kdb_close(yk_admin_kdb *kdb)
         return;
     if (kdb->handle != NULL)
         (void)kadm5_destroy(kdb->handle);
+    if (kdb->klog)
+        krb5_klog_close(kdb->ctx);
     if (kdb->ctx != NULL)
         krb5_free_context(kdb->ctx);
     free(kdb);

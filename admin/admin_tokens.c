@@ -371,7 +371,7 @@ run_list(yk_admin *adm, int argc, char **argv)
         goto cleanup;
     ret = yk_store_list(st, principal, &entries, &n);
     if (ret == YK_ERR_STORE_NOT_FOUND && principal != NULL) {
-        yk_admin_fail("%s has no entry in the directory", principal);
+        yk_admin_no_entry(adm, NULL, principal);
         goto cleanup;
     }
     if (ret) {
@@ -524,8 +524,7 @@ judge_otp(yk_admin *adm, const yk_keyring *kr, const char *principal,
     memset(&otp, 0, sizeof(otp));
     (void)mlock(&secret, sizeof(secret));
     if (tok == NULL || tok->secret == NULL) {
-        yk_admin_fail("%s holds no token record for this public id",
-                      principal);
+        yk_admin_no_record(adm, principal, NULL);
         goto cleanup;
     }
     if (tok->malformed) {

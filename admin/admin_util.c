@@ -278,9 +278,7 @@ yk_admin_read_entry(yk_admin *adm, yk_store *st, const char *principal,
 
     ret = yk_store_lookup(st, principal, 1, entry_out);
     if (ret == YK_ERR_STORE_NOT_FOUND)
-        return yk_admin_fail("%s has no entry in the directory (create the "
-                             "principal first, e.g. with kadmin)",
-                             principal);
+        return yk_admin_no_entry(adm, NULL, principal);
     if (ret == YK_ERR_STORE_AMBIGUOUS)
         return yk_admin_fail("more than one directory entry matches %s: "
                              "fix the directory or the principal filter",
@@ -400,8 +398,7 @@ yk_admin_set_token_state(yk_admin *adm, yk_store *st, const char *principal,
         tok = yk_entry_find_token(entry, pubid);
         if (tok == NULL || tok->secret == NULL) {
             ret = YK_ERR_TOKEN_UNKNOWN;
-            yk_admin_fail("%s holds no token record for public id %s",
-                          principal, pubid);
+            yk_admin_no_record(adm, principal, pubid);
             goto cleanup;
         }
         if (tok->malformed) {

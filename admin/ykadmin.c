@@ -551,10 +551,34 @@ yk_admin_load_keyring(yk_admin *adm, yk_keyring **kr_out)
     return ret;
 }
 
-/* Open (lazily: the store connects on first use) the configured store. */
+/* Describe the LDAP identity ykadmin binds as; see admin.h. */
+void
+yk_admin_identity(const yk_admin *adm, char *buf, size_t len)
+{
+    const yk_store_config *sc = &adm->cfg.store;
+
+    if (sc->sasl_mech != NULL) {
+        snprintf(buf, len, "SASL %s (from %s)", sc->sasl_mech,
+                 adm->config_path);
+    } else if (sc->bind_dn == NULL) {
+        snprintf(buf, len, "nobody (an anonymous bind: no --bind-dn, and no "
+                 "bind DN in %s)", adm->config_path);
+    } else if (adm->bind_dn != NULL) {
+        snprintf(buf, len, "DN %s (--bind-dn)", sc->bind_dn);
+    } else {
+        snprintf(buf, len, "DN %s (yubikey_ldap_bind_dn, or kldap's "
+                 "ldap_kdc_dn, of %s: the identity the KDC uses)",
+                 sc->bind_dn, adm->config_path);
+    }
+}
+
+/* Open (lazily: the store connects on first use) the configured store.
+ * Without --bind-dn, say on standard error which identity is used. */
 krb5_error_code
 yk_admin_store(yk_admin *adm, yk_store **st_out)
 {
+    char who[512];
+
     krb5_error_code ret;
 
     if (adm->store == NULL) {
@@ -578,6 +602,13 @@ yk_admin_store(yk_admin *adm, yk_store **st_out)
                           yk_strerror(ret));
             return ret;
         }
+        if (adm->bind_dn == NULL) {
+            yk_admin_identity(adm, who, sizeof(who));
+            fprintf(stderr, "ykadmin: note: no --bind-dn: binding to %s as "
+                    "%s; changing tokens needs a token administrator "
+                    "(--bind-dn DN --password-file FILE)\n",
+                    adm->cfg.store.uri, who);
+        }
     }
     *st_out = adm->store;
     return 0;
@@ -589,7 +620,7 @@ int
 yk_admin_store_fail(yk_admin *adm, krb5_error_code code, const char *fmt,
                     ...)
 {
-    char what[512], detail[300];
+    char what[512], detail[1400], who[512], access[1024];
     const char *server, *wserver;
     va_list ap;
 
@@ -597,9 +628,25 @@ yk_admin_store_fail(yk_admin *adm, krb5_error_code code, const char *fmt,
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
     detail[0] = '\0';
+    access[0] = '\0';
     if (adm->store != NULL)
         snprintf(detail, sizeof(detail), " (%s)",
                  yk_store_last_error(adm->store));
+    if (code == YK_ERR_STORE_ACCESS && adm->config_loaded) {
+        /* Name the identity: an ACL refusal is about who we are. */
+        yk_admin_identity(adm, who, sizeof(who));
+        if (adm->store != NULL && yk_store_bind_refused(adm->store)) {
+            snprintf(access, sizeof(access), "; the directory refused the "
+                     "bind as %s: check --bind-dn and --password-file",
+                     who);
+        } else {
+            snprintf(access, sizeof(access), "; ykadmin bound as %s, which "
+                     "the directory's access rules do not allow this: "
+                     "token changes need a member of the token "
+                     "administrators' group (ldap-schema/acl.conf)", who);
+        }
+        strncat(detail, access, sizeof(detail) - strlen(detail) - 1);
+    }
     server = adm->cfg.store.uri != NULL ? adm->cfg.store.uri : "?";
     wserver = adm->cfg.store.write_uri;
     if (wserver != NULL && strcmp(wserver, server) != 0)
@@ -607,6 +654,51 @@ yk_admin_store_fail(yk_admin *adm, krb5_error_code code, const char *fmt,
                              yk_strerror(code), detail, server, wserver);
     return yk_admin_fail("%s: %s%s; LDAP %s", what, yk_strerror(code),
                          detail, server);
+}
+
+/* Say that principal holds no readable record for its token pubid (NULL:
+ * "this public id"): missing, or hidden from ykadmin's identity. */
+int
+yk_admin_no_record(yk_admin *adm, const char *principal, const char *pubid)
+{
+    char who[512];
+
+    yk_admin_identity(adm, who, sizeof(who));
+    return yk_admin_fail("%s holds no token record for %s%s that ykadmin can "
+                         "read: none was enrolled, or the directory hides "
+                         "yubikeyTokenSecret from %s (only the KDC and token "
+                         "administrators may read it)", principal,
+                         pubid != NULL ? "public id " : "this public id",
+                         pubid != NULL ? pubid : "", who);
+}
+
+/* Say that principal has no directory entry, and what to add where (a
+ * DB2 realm's entries are the site's to make; kldap makes its own). */
+int
+yk_admin_no_entry(yk_admin *adm, const char *where, const char *principal)
+{
+    const yk_store_config *sc = &adm->cfg.store;
+    const char *sep = where != NULL ? ": " : "";
+
+    if (where == NULL)
+        where = "";
+    if (sc->kldap_realm_dn != NULL) {
+        return yk_admin_fail("%s%s%s has no entry in the kldap realm "
+                             "container %s or its subtrees: create the "
+                             "principal first (kadmin addprinc)", where, sep,
+                             principal, sc->kldap_realm_dn);
+    }
+    return yk_admin_fail("%s%s%s has no entry in the directory: no entry "
+                         "matches %s (%%p = %s) under %s on %s.  Tokens "
+                         "live on the principal's LDAP entry: add one with "
+                         "objectClass krbPrincipalAux and krbPrincipalName: "
+                         "%s (README, \"Principals and tokens\"), or fix "
+                         "yubikey_ldap_base / yubikey_principal_filter",
+                         where, sep, principal,
+                         sc->filter != NULL ? sc->filter :
+                         "(krbPrincipalName=%p)", principal,
+                         sc->base != NULL ? sc->base : "?",
+                         sc->uri != NULL ? sc->uri : "?", principal);
 }
 
 /* Canonical principal name: parsed and unparsed by krb5. */

@@ -205,6 +205,28 @@ err_has "import principal=alice@$YK_REALM public_id=$ID1 state=active" \
     "import log line"
 err_has "operator=$(id -un)" "import log line names the operator"
 line=$(row alice "$ID1")
+# Without --bind-dn, ykadmin says which identity it binds as.
+err_has "note: no --bind-dn: binding to $YK_LDAP_URI as DN $YK_YKADMIN_DN (yubikey_ldap_bind_dn, or kldap's ldap_kdc_dn, of $T/kdc.conf" \
+    "the identity used without --bind-dn"
+# An identity the access rules refuse is named in the error: the KDC's
+# may read secrets but not change them, the helpdesk's may not read them.
+printf '%s' "$YK_KDC_PW" > "$T/kdc.pw"
+printf '%s' "$YK_HELPDESK_PW" > "$T/helpdesk.pw"
+chmod 600 "$T/kdc.pw" "$T/helpdesk.pw"
+expect 1 "disable as the KDC" -- --bind-dn "$YK_KDC_DN" \
+    --password-file "$T/kdc.pw" disable "$ID1"
+err_has "ykadmin bound as DN $YK_KDC_DN (--bind-dn), which the directory's access rules do not allow this" \
+    "an ACL refusal names the identity"
+grep -q "no --bind-dn" "$T/err" && yk_fail "a note about --bind-dn with --bind-dn"
+expect 1 "disable as the helpdesk" -- --bind-dn "$YK_HELPDESK_DN" \
+    --password-file "$T/helpdesk.pw" disable "$ID1"
+err_has "or the directory hides yubikeyTokenSecret from DN $YK_HELPDESK_DN (--bind-dn)" \
+    "an unreadable record names the identity"
+[ "$(row alice "$ID1" | awk '{print $4}')" = active ] ||
+    yk_fail "a refused disable changed the token: $(row alice "$ID1")"
+yk_ok "ykadmin names its LDAP identity: without --bind-dn, and in an" \
+    "access refusal"
+line=$(row alice "$ID1")
 [ -n "$line" ] || yk_fail "list alice does not show $ID1"
 set -- $line
 want="alice@$YK_REALM 2fa active 0 0/0 never $(id -un)"
@@ -336,6 +358,9 @@ err_has "--force" "slot 1 without --force"
 [ ! -e "$T/carol.emu" ] || yk_fail "slot 1 without --force wrote a file"
 expect 1 "enroll an unknown principal" -- enroll zed --emulate "$T/zed.emu"
 err_has "zed@$YK_REALM has no entry in the directory" "unknown principal"
+err_has "no entry matches (krbPrincipalName=%p) (%p = zed@$YK_REALM) under $YK_LDAP_BASE" \
+    "unknown principal: where ykadmin looked"
+err_has "krbPrincipalName: zed@$YK_REALM" "unknown principal: what to add"
 [ ! -e "$T/zed.emu" ] || yk_fail "enroll for an unknown principal wrote"
 no_token carol "refused enrolments"
 expect 0 "enroll with a given public id" -- enroll carol \
