@@ -502,11 +502,15 @@ EOF
 # A FAST armor ccache in FILE from anonymous PKINIT (kinit -n), with the
 # current KRB5_CONFIG (e.g. KRB5_CONFIG=$YK_KRB5_CONF_STOCK before it);
 # needs yk_realm_pkinit_setup.  kinit's output in $YK_KRB5_DIR/anon.out.
+# When PKINIT fails kinit falls back to asking a password for
+# WELLKNOWN/ANONYMOUS: standard input is /dev/null, and the KDC's own
+# PKINIT complaints (e.g. "preauth pkinit failed to initialize") are shown.
 yk_anon_armor_ccache() {
     [ -n "$YK_PKI_DIR" ] || yk_fail "yk_anon_armor_ccache needs" \
         "yk_realm_pkinit_setup"
-    kinit -n -c "$1" > "$YK_KRB5_DIR/anon.out" 2>&1 ||
+    kinit -n -c "$1" < /dev/null > "$YK_KRB5_DIR/anon.out" 2>&1 ||
         { cat "$YK_KRB5_DIR/anon.out" >&2;
+          grep -i pkinit "$YK_KDC_LOG" >&2;
           yk_fail "kinit -n (anonymous PKINIT) failed"; }
 }
 
