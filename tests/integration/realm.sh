@@ -121,6 +121,11 @@ yk_realm_free_port() {
 # restrict_anonymous_to_tgt is not needed for armor (an armor TGT is
 # used in the AS exchange, never for a service ticket); it keeps
 # anonymous users from getting service tickets, as a real realm would.
+# The client matches the SAN and then skips the EKU check (its trace:
+# "no EKU check required"); the EKU counts for a certificate matched by
+# pkinit_kdc_hostname instead.  With krb5-pkinit installed, a KDC
+# without pkinit_identity logs "preauth pkinit failed to initialize" at
+# start and runs on without PKINIT.
 
 # The PKINIT relations of the realm section of kdc.conf: none before
 # yk_realm_pkinit_setup.
