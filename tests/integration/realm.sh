@@ -24,6 +24,15 @@
 #                            (in LOG: default the KDC's, $YK_KDC_LOG)
 #   yk_tgt_flags [CCACHE]    the flags of the ccache's TGT (klist -f)
 #   yk_armor_ccache FILE     a FAST armor ccache from a host keytab
+#   yk_realm_pkinit_setup    anonymous PKINIT (after yk_realm_setup, before
+#                            yk_kdc_start): a throwaway CA and KDC
+#                            certificate, the KDC's pkinit relations,
+#                            pkinit_anchors for every client krb5.conf,
+#                            WELLKNOWN/ANONYMOUS; skips without
+#                            krb5-pkinit or openssl
+#   yk_anon_armor_ccache FILE
+#                            a FAST armor ccache from anonymous PKINIT
+#                            (kinit -n), with the current KRB5_CONFIG
 #   yk_kdc2_start / yk_kdc2_stop
 #                            a second krb5kdc on the same database and
 #                            slapd (own port, kdc2.conf, kdc2.log), and
@@ -32,14 +41,16 @@
 #
 # Variables: YK_REALM, YK_KDC_PORT, YK_KDC_PID, YK_KDC_LOG, YK_KRB5_DIR,
 # YK_KRB5_CONF (with our client module), YK_KRB5_CONF_PLAIN (without it:
-# a password-only client).  Knobs (before yk_realm_setup): YK_CACHE_TTL,
-# YK_BREAKER_TIME, YK_KDC_EXTRA (more relations for the realm section of
-# kdc.conf, one per line); YK_KDC_WRAPPER (a command line krb5kdc runs
-# under, e.g. "valgrind -q --error-exitcode=9"); YK_KDC_UDP_PORT (the
-# KDC's UDP port, default its TCP port: another port makes a client's UDP
-# try after a DISCARD fail at once, as for yk_kdc2_start).  Everything
-# lives in $YK_TMP; lib.sh's trap stops every process by PID and removes
-# it.
+# a password-only client), YK_KRB5_CONF_STOCK (a stock host's krb5.conf:
+# nothing of this project, not even preferred_preauth_types), YK_PKI_DIR
+# (after yk_realm_pkinit_setup: ca.pem, kdc.pem, kdckey.pem).  Knobs
+# (before yk_realm_setup): YK_CACHE_TTL, YK_BREAKER_TIME, YK_KDC_EXTRA
+# (more relations for the realm section of kdc.conf, one per line);
+# YK_KDC_WRAPPER (a command line krb5kdc runs under, e.g. "valgrind -q
+# --error-exitcode=9"); YK_KDC_UDP_PORT (the KDC's UDP port, default its
+# TCP port: another port makes a client's UDP try after a DISCARD fail at
+# once, as for yk_kdc2_start).  Everything lives in $YK_TMP; lib.sh's
+# trap stops every process by PID and removes it.
 
 YK_REALM_SRCDIR=${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." &&
     pwd)}
@@ -52,6 +63,8 @@ YK_KRB5_DIR=
 YK_KDC_LOG=
 YK_KRB5_CONF=
 YK_KRB5_CONF_PLAIN=
+YK_KRB5_CONF_STOCK=
+YK_PKI_DIR=
 YK_KDC_MODULE=$YK_BUILDDIR/.libs/yubikey_kdc.so
 YK_CLIENT_MODULE=$YK_BUILDDIR/.libs/yubikey_client.so
 YK_YKADMIN_BIN=$YK_BUILDDIR/ykadmin
@@ -86,8 +99,66 @@ yk_realm_free_port() {
     return 1
 }
 
-# Write kdc.conf, krb5.conf (with our client module) and krb5-plain.conf
-# (without it).
+# Anonymous PKINIT, for FAST armor that any user can get (kinit -n).
+#
+# yk_realm_pkinit_setup makes, with openssl, in $YK_PKI_DIR:
+#   ca.pem, cakey.pem    a throwaway CA (basicConstraints CA:TRUE)
+#   kdc.pem, kdckey.pem  the KDC's certificate, signed by it, with the EKU
+#                        id-pkinit-KPKdc (1.3.6.1.5.2.3.5) and the SAN
+#                        id-pkinit-san (1.3.6.1.5.2.2) holding the
+#                        KRB5PrincipalName krbtgt/REALM@REALM (what MIT's
+#                        client checks by default); see pkinit.cnf there
+# and adds the principal WELLKNOWN/ANONYMOUS (-randkey; no LDAP entry).
+# Then these relations go into the realm's section:
+#   kdc.conf   pkinit_identity = FILE:kdc.pem,kdckey.pem
+#              pkinit_anchors = FILE:ca.pem
+#              restrict_anonymous_to_tgt = true
+#   krb5.conf  pkinit_anchors = FILE:ca.pem   (every client conf, stock
+#              included)
+# Nothing else: Debian's krb5-pkinit installs pkinit.so in libkrb5's own
+# plugin directory, which krb5kdc and kinit load without a [plugins]
+# line (our "module = yubikey:..." adds a module, it replaces none).
+# restrict_anonymous_to_tgt is not needed for armor (an armor TGT is
+# used in the AS exchange, never for a service ticket); it keeps
+# anonymous users from getting service tickets, as a real realm would.
+# The client matches the SAN and then skips the EKU check (its trace:
+# "no EKU check required"); the EKU counts for a certificate matched by
+# pkinit_kdc_hostname instead.  With krb5-pkinit installed, a KDC
+# without pkinit_identity logs "preauth pkinit failed to initialize" at
+# start and runs on without PKINIT.
+
+# The PKINIT relations of the realm section of kdc.conf: none before
+# yk_realm_pkinit_setup.
+yk_pkinit_kdc_relations() {
+    [ -n "$YK_PKI_DIR" ] || return 0
+    cat <<EOF
+  pkinit_identity = FILE:$YK_PKI_DIR/kdc.pem,$YK_PKI_DIR/kdckey.pem
+  pkinit_anchors = FILE:$YK_PKI_DIR/ca.pem
+  restrict_anonymous_to_tgt = true
+EOF
+}
+
+# The PKINIT relation of the realm section of a client's krb5.conf: none
+# before yk_realm_pkinit_setup.
+yk_pkinit_client_relations() {
+    [ -n "$YK_PKI_DIR" ] || return 0
+    echo "  pkinit_anchors = FILE:$YK_PKI_DIR/ca.pem"
+}
+
+# The [realms] section of the clients' krb5.conf files.
+yk_realm_client_realms() {
+    cat <<EOF
+[realms]
+ $YK_REALM = {
+  kdc = 127.0.0.1:$YK_KDC_PORT
+$(yk_pkinit_client_relations)
+ }
+EOF
+}
+
+# Write kdc.conf, krb5.conf (with our client module), krb5-plain.conf
+# (without it) and krb5-stock.conf (a stock Debian host's: no line of
+# this project; Debian's [libdefaults] and the realm's kdc).
 yk_realm_write_config() {
     local d=$YK_KRB5_DIR
     cat > "$d/kdc.conf" <<EOF
@@ -110,6 +181,7 @@ yk_realm_write_config() {
   yubikey_master_key_file = $d/master.keyring
   yubikey_cache_ttl = ${YK_CACHE_TTL:-5}
   yubikey_breaker_time = ${YK_BREAKER_TIME:-10}
+$(yk_pkinit_kdc_relations)
 ${YK_KDC_EXTRA:-}
  }
 
@@ -133,12 +205,25 @@ EOF
  udp_preference_limit = 1
  preferred_preauth_types = -22859, 138, 2
 
-[realms]
- $YK_REALM = {
-  kdc = 127.0.0.1:$YK_KDC_PORT
- }
 EOF
+        yk_realm_client_realms
     } > "$YK_KRB5_CONF_PLAIN"
+    {
+        # Debian's [libdefaults], but no DNS: the test realm is not in it
+        # (else libkrb5 asks DNS for the primary KDC after every reply).
+        cat <<EOF
+[libdefaults]
+ default_realm = $YK_REALM
+ dns_lookup_kdc = false
+ kdc_timesync = 1
+ ccache_type = 4
+ forwardable = true
+ proxiable = true
+ rdns = false
+
+EOF
+        yk_realm_client_realms
+    } > "$YK_KRB5_CONF_STOCK"
     {
         cat "$YK_KRB5_CONF_PLAIN"
         cat <<EOF
@@ -162,6 +247,7 @@ yk_realm_setup() {
     YK_KDC_LOG=$YK_KRB5_DIR/kdc.log
     YK_KRB5_CONF=$YK_KRB5_DIR/krb5.conf
     YK_KRB5_CONF_PLAIN=$YK_KRB5_DIR/krb5-plain.conf
+    YK_KRB5_CONF_STOCK=$YK_KRB5_DIR/krb5-stock.conf
     mkdir -p "$YK_KRB5_DIR" || yk_fail "mkdir $YK_KRB5_DIR"
     YK_KDC_PORT=$(yk_realm_free_port) || yk_fail "no free port"
     (umask 077; printf '%s\n' "$YK_KDC_PW" > "$YK_KRB5_DIR/kdc.pw";
@@ -333,6 +419,104 @@ yk_armor_ccache() {
         > "$YK_KRB5_DIR/armor.out" 2>&1 ||
         { cat "$YK_KRB5_DIR/armor.out" >&2;
           yk_fail "kinit of the armor ccache failed"; }
+}
+
+# The directory of libkrb5's own preauth plugins (where Debian's
+# krb5-pkinit puts pkinit.so), from the path of the libkrb5 kinit uses.
+yk_krb5_preauth_dir() {
+    local lib
+    lib=$(ldd "$(command -v kinit)" 2>/dev/null |
+        awk '$1 ~ /^libkrb5\.so/ { print $3; exit }')
+    [ -n "$lib" ] || return 1
+    echo "$(dirname "$lib")/krb5/plugins/preauth"
+}
+
+# Anonymous PKINIT for the realm (see the comment above
+# yk_pkinit_kdc_relations): the CA and KDC certificate in $YK_PKI_DIR,
+# WELLKNOWN/ANONYMOUS, and the configuration files rewritten.  Call it
+# after yk_realm_setup and before yk_kdc_start (krb5kdc reads its PKINIT
+# identity at start).  Skips (77) without krb5-pkinit or openssl.
+yk_realm_pkinit_setup() {
+    local p=$YK_TMP/pki dir
+    [ -n "$YK_KRB5_DIR" ] || yk_fail "yk_realm_pkinit_setup: no realm yet"
+    [ -z "$YK_KDC_PID" ] || yk_fail "yk_realm_pkinit_setup after yk_kdc_start"
+    command -v openssl >/dev/null 2>&1 ||
+        yk_skip "openssl not found (apt-get install openssl)"
+    dir=$(yk_krb5_preauth_dir) || yk_fail "cannot locate libkrb5 of kinit"
+    [ -f "$dir/pkinit.so" ] ||
+        yk_skip "$dir/pkinit.so missing (apt-get install krb5-pkinit)"
+    mkdir -p "$p" || yk_fail "mkdir $p"
+    # Our own openssl config: the system's openssl.cnf adds nothing.
+    cat > "$p/pkinit.cnf" <<EOF
+[req]
+prompt = no
+distinguished_name = req_dn
+
+[req_dn]
+CN = unused
+
+[ca_cert]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign
+subjectKeyIdentifier = hash
+
+[kdc_cert]
+basicConstraints = CA:FALSE
+keyUsage = nonRepudiation,digitalSignature,keyEncipherment,keyAgreement
+extendedKeyUsage = 1.3.6.1.5.2.3.5
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid,issuer
+subjectAltName = otherName:1.3.6.1.5.2.2;SEQUENCE:kdc_princ_name
+
+[kdc_princ_name]
+realm = EXP:0,GENERALSTRING:$YK_REALM
+principal_name = EXP:1,SEQUENCE:kdc_principal_seq
+
+[kdc_principal_seq]
+name_type = EXP:0,INTEGER:2
+name_string = EXP:1,SEQUENCE:kdc_principals
+
+[kdc_principals]
+princ1 = GENERALSTRING:krbtgt
+princ2 = GENERALSTRING:$YK_REALM
+EOF
+    (
+        set -e
+        cd "$p"
+        umask 077
+        openssl genrsa -out cakey.pem 2048
+        openssl req -config pkinit.cnf -key cakey.pem -new -x509 \
+            -extensions ca_cert -subj "/CN=$YK_REALM test CA" -days 2 \
+            -out ca.pem
+        openssl genrsa -out kdckey.pem 2048
+        openssl req -config pkinit.cnf -key kdckey.pem -new \
+            -subj "/CN=kdc.$YK_REALM" -out kdc.req
+        openssl x509 -req -in kdc.req -CA ca.pem -CAkey cakey.pem \
+            -set_serial 2 -days 2 -extfile pkinit.cnf -extensions kdc_cert \
+            -out kdc.pem
+        chmod 644 ca.pem kdc.pem
+    ) > "$YK_KRB5_DIR/openssl.log" 2>&1 ||
+        { cat "$YK_KRB5_DIR/openssl.log" >&2;
+          yk_fail "openssl could not make the PKINIT certificates"; }
+    # Not a service, but the same: a random key, no token entry.
+    yk_realm_service WELLKNOWN/ANONYMOUS
+    YK_PKI_DIR=$p
+    yk_realm_write_config
+}
+
+# A FAST armor ccache in FILE from anonymous PKINIT (kinit -n), with the
+# current KRB5_CONFIG (e.g. KRB5_CONFIG=$YK_KRB5_CONF_STOCK before it);
+# needs yk_realm_pkinit_setup.  kinit's output in $YK_KRB5_DIR/anon.out.
+# When PKINIT fails kinit falls back to asking a password for
+# WELLKNOWN/ANONYMOUS: standard input is /dev/null, and the KDC's own
+# PKINIT complaints (e.g. "preauth pkinit failed to initialize") are shown.
+yk_anon_armor_ccache() {
+    [ -n "$YK_PKI_DIR" ] || yk_fail "yk_anon_armor_ccache needs" \
+        "yk_realm_pkinit_setup"
+    kinit -n -c "$1" < /dev/null > "$YK_KRB5_DIR/anon.out" 2>&1 ||
+        { cat "$YK_KRB5_DIR/anon.out" >&2;
+          grep -i pkinit "$YK_KDC_LOG" >&2;
+          yk_fail "kinit -n (anonymous PKINIT) failed"; }
 }
 
 YK_KDC2_PORT=
