@@ -209,10 +209,15 @@ cn_summary() {
         /^olc(Suffix|RootDN|Access|Overlay|UniqueURI): / {
             gsub(/  */, " "); gsub(/dn\.base=/, "dn.exact="); print }'
 }
+# The cn=config run gets its own LDAPDIR, DBDIR and SCHEMADIR (schema
+# files copied from a read-only source tree, as in make distcheck, cannot
+# be copied over).
 VAL[LDAPDIR]=$T/cnconfig VAL[DBDIR]=$T/cnconfig/db
+VAL[SCHEMADIR]=$T/cnconfig/schema
+mkdir "$T/cnconfig/schema" || yk_fail "mkdir"
 readme_run ldap-files
 readme_run cn=config
-VAL[LDAPDIR]=$T/ldap VAL[DBDIR]=$T/ldap/db
+VAL[LDAPDIR]=$T/ldap VAL[DBDIR]=$T/ldap/db VAL[SCHEMADIR]=$T/schema
 mkdir "$T/converted" || yk_fail "mkdir"
 slaptest -Q -f "$T/ldap/slapd.conf" -F "$T/converted" \
     > "$T/slaptest.out" 2>&1 ||
