@@ -3,6 +3,9 @@
 # Source it from a bash test (it sources lib.sh itself), then:
 #   yk_realm_setup           temp dir, slapd (lib.sh), kdc.conf, krb5.conf,
 #                            the KDC database, the master keyring
+#   yk_realm_kdb_create      (part of yk_realm_setup, for a test that
+#                            writes its own kdc.conf and YK_KRB5_CONF)
+#                            the KRB5_* variables, the DB2 database
 #   yk_realm_addprinc NAME PW [ADDPRINC OPTIONS...]
 #                            a principal (kadmin.local) and its entry in
 #                            the token directory; PW "-" = -randkey
@@ -236,6 +239,23 @@ EOF
     } > "$YK_KRB5_CONF"
 }
 
+# Point the Kerberos programs at the realm's files in YK_KRB5_DIR
+# (kdc.conf, YK_KRB5_CONF, an empty kadm5.acl, the ccache) and create
+# its DB2 database with a stash file.
+yk_realm_kdb_create() {
+    : > "$YK_KRB5_DIR/kadm5.acl"
+    export KRB5_CONFIG=$YK_KRB5_CONF
+    export KRB5_KDC_PROFILE=$YK_KRB5_DIR/kdc.conf
+    export KRB5CCNAME=FILE:$YK_KRB5_DIR/ccache
+    export KRB5RCACHEDIR=$YK_KRB5_DIR
+    unset KRB5_CLIENT_KTNAME KRB5_KTNAME KRB5_TRACE
+
+    kdb5_util -r "$YK_REALM" create -s -P "$YK_DB_PASSWORD" \
+        > "$YK_KRB5_DIR/kdb5_util.log" 2>&1 ||
+        { cat "$YK_KRB5_DIR/kdb5_util.log" >&2;
+          yk_fail "kdb5_util create failed"; }
+}
+
 # The whole realm: slapd started, the KDC configured (not started), its
 # database and the master keyring made.
 yk_realm_setup() {
@@ -252,19 +272,8 @@ yk_realm_setup() {
     YK_KDC_PORT=$(yk_realm_free_port) || yk_fail "no free port"
     (umask 077; printf '%s\n' "$YK_KDC_PW" > "$YK_KRB5_DIR/kdc.pw";
      printf '%s\n' "$YK_YKADMIN_PW" > "$YK_KRB5_DIR/ykadmin.pw")
-    : > "$YK_KRB5_DIR/kadm5.acl"
     yk_realm_write_config
-
-    export KRB5_CONFIG=$YK_KRB5_CONF
-    export KRB5_KDC_PROFILE=$YK_KRB5_DIR/kdc.conf
-    export KRB5CCNAME=FILE:$YK_KRB5_DIR/ccache
-    export KRB5RCACHEDIR=$YK_KRB5_DIR
-    unset KRB5_CLIENT_KTNAME KRB5_KTNAME KRB5_TRACE
-
-    kdb5_util -r "$YK_REALM" create -s -P "$YK_DB_PASSWORD" \
-        > "$YK_KRB5_DIR/kdb5_util.log" 2>&1 ||
-        { cat "$YK_KRB5_DIR/kdb5_util.log" >&2;
-          yk_fail "kdb5_util create failed"; }
+    yk_realm_kdb_create
     yk_ykadmin init-master-key > "$YK_KRB5_DIR/ykadmin.log" 2>&1 ||
         { cat "$YK_KRB5_DIR/ykadmin.log" >&2;
           yk_fail "ykadmin init-master-key failed"; }
