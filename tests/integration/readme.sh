@@ -310,6 +310,9 @@ yk_ok "alice enrolled ($pubid, +requires_hwauth); the helpdesk sees" \
 # --- the first login -----------------------------------------------------
 
 yk_kdc_start
+grep -qE "yubikey: krb5-yubikey [0-9.]+, realm $YK_REALM: token directory $YK_LDAP_URI," \
+    "$YK_KDC_LOG" ||
+    yk_fail "the KDC log lacks the module's start line (README, Configuration)"
 otp=$(yk_otp "$tok")
 printf '%s\n%s\n' "$ALICE_PW" "$otp" | yk_kinit alice ||
     { cat "$T/kinit.out" >&2; yk_fail "kinit alice with password + OTP"; }
