@@ -173,6 +173,10 @@ void yk_admin_log(yk_admin *adm, const char *fmt, ...)
  * adm's krb5 context until the next call. */
 const char *yk_admin_strerror(yk_admin *adm, krb5_error_code code);
 
+/* Whether every file of the configuration path (kdc.conf, or a
+ * colon-separated list as in KRB5_KDC_PROFILE) is readable: 1 or 0. */
+int yk_admin_config_readable(const yk_admin *adm);
+
 /* Load kdc.conf (once) and apply the command-line overrides. */
 krb5_error_code yk_admin_load_config(yk_admin *adm);
 

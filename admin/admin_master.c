@@ -70,7 +70,7 @@ find_kdc_user(yk_admin *adm, const char *opt, kdc_user *u)
         u->uid = pw->pw_uid;
         snprintf(u->how, sizeof(u->how), "given by --kdc-user");
     } else {
-        if ((adm->config_loaded || access(adm->config_path, R_OK) == 0) &&
+        if ((adm->config_loaded || yk_admin_config_readable(adm)) &&
             yk_admin_load_config(adm) == 0 && adm->database_name != NULL)
             dbname = adm->database_name;
         copy = strdup(dbname);

@@ -17,6 +17,7 @@
 #endif
 
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -355,21 +356,63 @@ setup_realm(yk_admin *adm)
     return 0;
 }
 
+/* Whether every file of path (a colon-separated list, as krb5kdc takes
+ * in KRB5_KDC_PROFILE) is readable: 0, or the errno of the first that is
+ * not, with its name in bad (len bytes). */
+static int
+config_unreadable(const char *path, char *bad, size_t len)
+{
+    const char *p = path, *end;
+    char file[PATH_MAX];
+    size_t n;
+
+    for (;;) {
+        end = strchr(p, ':');
+        n = end != NULL ? (size_t)(end - p) : strlen(p);
+        if (n > 0) {
+            if (n >= sizeof(file)) {
+                snprintf(bad, len, "%.*s", (int)n, p);
+                return ENAMETOOLONG;
+            }
+            memcpy(file, p, n);
+            file[n] = '\0';
+            if (access(file, R_OK) != 0) {
+                snprintf(bad, len, "%s", file);
+                return errno;
+            }
+        }
+        if (end == NULL)
+            return 0;
+        p = end + 1;
+    }
+}
+
+/* Whether the configuration (every file of adm's path) is readable. */
+int
+yk_admin_config_readable(const yk_admin *adm)
+{
+    char bad[PATH_MAX];
+
+    return config_unreadable(adm->config_path, bad, sizeof(bad)) == 0;
+}
+
 /* Open the profile: kdc.conf, then krb5.conf (as the KDC reads them), so
- * that [dbmodules] is found in either.  An explicitly named kdc.conf must
- * be readable. */
+ * that [dbmodules] is found in either.  An explicitly named kdc.conf (or
+ * each file of a colon-separated list) must be readable. */
 static krb5_error_code
 open_profile(yk_admin *adm, profile_t *profile_out)
 {
     const char *krb5conf;
-    char *spec = NULL;
+    char *spec = NULL, bad[PATH_MAX];
     krb5_error_code ret;
 
-    if (adm->config_explicit && access(adm->config_path, R_OK) != 0) {
-        ret = errno;
-        yk_admin_fail("cannot read the configuration %s: %s",
-                      adm->config_path, yk_strerror(ret));
-        return ret;
+    if (adm->config_explicit) {
+        ret = config_unreadable(adm->config_path, bad, sizeof(bad));
+        if (ret) {
+            yk_admin_fail("cannot read the configuration %s: %s", bad,
+                          yk_strerror(ret));
+            return ret;
+        }
     }
     krb5conf = secure_getenv("KRB5_CONFIG");
     if (krb5conf == NULL || *krb5conf == '\0')

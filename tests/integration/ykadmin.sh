@@ -205,6 +205,17 @@ err_has "import principal=alice@$YK_REALM public_id=$ID1 state=active" \
     "import log line"
 err_has "operator=$(id -un)" "import log line names the operator"
 line=$(row alice "$ID1")
+# KRB5_KDC_PROFILE may list files, as krb5kdc takes it; each must exist.
+printf '[realms]\n\t%s = {\n\t\tyubikey_cache_ttl = 5\n\t}\n' \
+    "$YK_REALM" > "$T/extra.conf"
+KRB5_KDC_PROFILE=$T/kdc.conf:$T/extra.conf expect 0 "a profile list" -- \
+    list alice
+out_has "$ID1" "list through a KRB5_KDC_PROFILE list"
+KRB5_KDC_PROFILE=$T/kdc.conf:$T/missing.conf expect 1 "a list with a" \
+    "missing file" -- list alice
+err_has "cannot read the configuration $T/missing.conf" "missing list file"
+yk_ok "KRB5_KDC_PROFILE as a colon-separated list, as krb5kdc reads it"
+yka list alice || yk_fail "list alice"
 # Without --bind-dn, ykadmin says which identity it binds as.
 err_has "note: no --bind-dn: binding to $YK_LDAP_URI as DN $YK_YKADMIN_DN (yubikey_ldap_bind_dn, or kldap's ldap_kdc_dn, of $T/kdc.conf" \
     "the identity used without --bind-dn"
