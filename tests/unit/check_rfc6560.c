@@ -125,7 +125,7 @@ static const uint8_t mit_request_pin[] = {
 
 /* Every field the decoder reads: flags NEXTOTP, nonce a0..a7, encData
  * {etype -1, kvno 300, CT68}, otp-value of 200 bytes "abc...zabc..."
- * (long-form lengths: 81 c8, and 82 01 50 outside), otp-pin "pin",
+ * (long-form lengths: 81 c8, and 82 01 51 outside), otp-pin "pin",
  * otp-format 0, otp-tokenID ff 00, otp-algID "yubico-otp", otp-vendor
  * "Yubico". */
 static const uint8_t mit_request_full[] = {
