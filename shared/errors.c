@@ -69,6 +69,15 @@ static const char *const yk_messages[] = {
     "Invalid YubiKey module configuration",
     /* YK_ERR_EMU_EXHAUSTED */
     "Emulated YubiKey's usage counter is exhausted",
+    /* YK_ERR_RFC6560_FORMAT */
+    "Malformed OTP preauthentication data (RFC 6560): not strict DER or "
+    "not the expected structure",
+    /* YK_ERR_RFC6560_TOO_LONG */
+    "OTP preauthentication data (RFC 6560) holds a value over its size "
+    "limit",
+    /* YK_ERR_RFC6560_UNSUPPORTED */
+    "OTP preauthentication data (RFC 6560) uses an unsupported field "
+    "(hash algorithm, iteration count, challenge, time or counter)",
 };
 
 _Static_assert(sizeof(yk_messages) / sizeof(yk_messages[0]) ==

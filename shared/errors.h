@@ -40,6 +40,9 @@ enum {
     YK_ERR_TOKEN_UNKNOWN,             /* no such token */
     YK_ERR_CONFIG,                    /* bad configuration */
     YK_ERR_EMU_EXHAUSTED,             /* emulated token's counter at max */
+    YK_ERR_RFC6560_FORMAT,            /* not strict DER / wrong structure */
+    YK_ERR_RFC6560_TOO_LONG,          /* a value over its bound */
+    YK_ERR_RFC6560_UNSUPPORTED,       /* a field we refuse (hashAlg...) */
     YK_ERR_LAST
 };
 

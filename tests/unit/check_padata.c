@@ -10,6 +10,7 @@
 #include <krb5.h>
 
 #include "errors.h"
+#include "exact.h"
 #include "padata.h"
 
 #define OTP32 "dvgtiblfkbgturecfllberrvkinnctnn"
@@ -47,30 +48,6 @@ static const uint8_t golden_bound[] = {
     0x6b, 0x62, 0x67, 0x74, 0x75, 0x72, 0x65, 0x63, 0x66, 0x6c, 0x6c, 0x62,
     0x65, 0x72, 0x72, 0x76, 0x6b, 0x69, 0x6e, 0x6e, 0x63, 0x74, 0x6e, 0x6e
 };
-
-/* A krb5_data over a malloc'd copy of exactly n bytes, so that a read past
- * the end shows under ASan/valgrind.  Free with free_exact. */
-static krb5_data
-exact(const uint8_t *p, size_t n)
-{
-    krb5_data d;
-
-    d.magic = KV5M_DATA;
-    d.length = (unsigned int)n;
-    d.data = malloc(n > 0 ? n : 1);
-    ck_assert_ptr_nonnull(d.data);
-    if (n > 0)
-        memcpy(d.data, p, n);
-    return d;
-}
-
-/* Free a buffer made by exact. */
-static void
-free_exact(krb5_data *d)
-{
-    free(d->data);
-    d->data = NULL;
-}
 
 /* Decode p[0..n) as a hint; return the code, checking that *flags_out is
  * left alone on failure. */
