@@ -19,9 +19,12 @@
 #include "errors.h"
 #include "otp.h"
 #include "padata.h"
+#include "rfc6560.h"
+#include "secmem.h"
 #include "verify.h"
 
 #define YK_MIN_CALLBACKS_VERSION 6  /* replace_reply_key: krb5 1.20 */
+#define YK_CHALLENGE_NONCE_LEN 32   /* random bytes of a PA-OTP-CHALLENGE */
 
 /* The module data: one state per realm the KDC serves. */
 typedef struct {
@@ -29,7 +32,18 @@ typedef struct {
     yk_realm **realms;
 } yk_moddata;
 
-static krb5_preauthtype yk_pa_types[] = { YK_PADATA_TYPE, 0 };
+/* Ours (-22859), and RFC 6560's PA-OTP-REQUEST (142) for stock clients,
+ * whose hint is a PA-OTP-CHALLENGE (141). */
+static krb5_preauthtype yk_pa_types[] = {
+    YK_PADATA_TYPE, KRB5_PADATA_OTP_REQUEST, 0
+};
+
+/* Whether type is a padata of ours. */
+static int
+is_ours(krb5_preauthtype type)
+{
+    return type == YK_PADATA_TYPE || type == KRB5_PADATA_OTP_REQUEST;
+}
 
 krb5_error_code kdcpreauth_yubikey_initvt(krb5_context context, int maj_ver,
                                           int min_ver,
@@ -174,7 +188,7 @@ survey_padata(krb5_pa_data **padata, int *n_ours_out,
     int n = 0, other = 0;
 
     for (; padata != NULL && *padata != NULL; padata++) {
-        if ((*padata)->pa_type == YK_PADATA_TYPE) {
+        if (is_ours((*padata)->pa_type)) {
             if (first == NULL)
                 first = *padata;
             n++;
@@ -187,8 +201,32 @@ survey_padata(krb5_pa_data **padata, int *n_ours_out,
     *other_auth_out = other;
 }
 
-/* edata: the hint, only for principals with an active token; respond is
- * called exactly once. */
+/* A PA-OTP-CHALLENGE (RFC 6560) into *der_out: a fresh random nonce,
+ * kept in the KDC cookie (encrypted by the KDC, bound to the client) for
+ * verify to compare, and one tokenInfo with flags 0 and nothing else (what
+ * MIT's client and SSSD both accept: notes in doc/protocol.md). */
+static krb5_error_code
+make_challenge(krb5_context context, krb5_kdcpreauth_callbacks cb,
+               krb5_kdcpreauth_rock rock, krb5_data *der_out)
+{
+    krb5_error_code ret;
+    unsigned char buf[YK_CHALLENGE_NONCE_LEN];
+    krb5_data nonce;
+
+    nonce.magic = KV5M_DATA;
+    nonce.length = sizeof(buf);
+    nonce.data = (char *)buf;
+    ret = krb5_c_random_make_octets(context, &nonce);
+    if (ret == 0)
+        ret = cb->set_cookie(context, rock, KRB5_PADATA_OTP_REQUEST, &nonce);
+    if (ret == 0)
+        ret = yk_rfc6560_build_challenge(&nonce, NULL, der_out);
+    return ret;
+}
+
+/* edata: the hint, only for principals with an active token (for 142: a
+ * PA-OTP-CHALLENGE, only in armored requests); respond is called exactly
+ * once. */
 static void
 yk_edata(krb5_context context, krb5_kdc_req *request,
          krb5_kdcpreauth_callbacks cb, krb5_kdcpreauth_rock rock,
@@ -215,22 +253,33 @@ yk_edata(krb5_context context, krb5_kdc_req *request,
     if (ret)
         goto cleanup;
     armored = cb->fast_armor(context, rock) != NULL;
-    entry = cb->client_entry(context, rock);
-    requires_hw = entry != NULL &&
-        (entry->attributes & KRB5_KDB_REQUIRES_HW_AUTH) != 0;
-    ret = yk_hint_flags(r, name, armored, requires_hw, &flags);
-    if (ret)
-        goto cleanup;
-    ret = yk_padata_encode_hint(flags, &hint);
-    if (ret)
-        goto cleanup;
+    if (pa_type == KRB5_PADATA_OTP_REQUEST) {
+        /* Called after our own type's edata, which read the record: the
+         * cache decides.  Only armored requests get a challenge. */
+        ret = armored ? yk_hint_cached(r, name, armored) : ENOENT;
+        if (ret == 0)
+            ret = make_challenge(context, cb, rock, &hint);
+        if (ret)
+            goto cleanup;
+    } else {
+        entry = cb->client_entry(context, rock);
+        requires_hw = entry != NULL &&
+            (entry->attributes & KRB5_KDB_REQUIRES_HW_AUTH) != 0;
+        ret = yk_hint_flags(r, name, armored, requires_hw, &flags);
+        if (ret)
+            goto cleanup;
+        ret = yk_padata_encode_hint(flags, &hint);
+        if (ret)
+            goto cleanup;
+    }
     pa = calloc(1, sizeof(*pa));
     if (pa == NULL) {
         ret = ENOMEM;
         goto cleanup;
     }
     pa->magic = KV5M_PA_DATA;
-    pa->pa_type = YK_PADATA_TYPE;
+    pa->pa_type = pa_type == KRB5_PADATA_OTP_REQUEST ?
+        KRB5_PADATA_OTP_CHALLENGE : YK_PADATA_TYPE;
     pa->length = hint.length;
     pa->contents = (krb5_octet *)hint.data;
     hint.data = NULL;
@@ -252,11 +301,13 @@ cleanup:
 static krb5_error_code
 finish_success(krb5_context context, krb5_enc_tkt_part *enc_tkt_reply,
                krb5_kdcpreauth_callbacks cb, krb5_kdcpreauth_rock rock,
-               const yk_realm *r, int mode, const krb5_keyblock *armor)
+               const yk_realm *r, int mode, int rfc6560,
+               const krb5_keyblock *armor)
 {
     krb5_error_code ret;
+    int replace = mode == YK_MODE_OTP || rfc6560;
 
-    if (mode == YK_MODE_OTP && armor == NULL)
+    if (replace && armor == NULL)
         return KRB5KDC_ERR_PREAUTH_FAILED;
     ret = cb->add_auth_indicator(context, rock, r->cfg.indicator);
     if (ret)
@@ -266,7 +317,8 @@ finish_success(krb5_context context, krb5_enc_tkt_part *enc_tkt_reply,
         if (ret)
             return ret;
     }
-    if (mode == YK_MODE_OTP) {
+    if (replace) {
+        /* The armor key: RFC 6560 always, mode 2 (the OTP alone). */
         ret = cb->replace_reply_key(context, rock, armor, FALSE);
         if (ret)
             return ret;
@@ -299,6 +351,49 @@ get_client_keys(void *arg)
     return kc->keys;
 }
 
+/* The client's long-term key checked against a typed password (RFC
+ * 6560, two factors): string-to-key with the entry's salt for the
+ * enctype of the first key the KDC gives (the newest key version),
+ * compared in constant time.  KRB5KDC_ERR_PREAUTH_FAILED when it does not
+ * match (or the principal has no key: a random-key principal has no
+ * password). */
+static krb5_error_code
+check_password(void *arg, const char *pw, size_t len)
+{
+    yk_keys_ctx *kc = arg;
+    krb5_context ctx = kc->context;
+    const krb5_keyblock *key;
+    krb5_db_entry *entry;
+    krb5_key_data *kd = NULL;
+    krb5_data *salt = NULL, pwd;
+    krb5_keyblock derived;
+    krb5_int16 salttype;
+    krb5_error_code ret;
+
+    memset(&derived, 0, sizeof(derived));
+    key = get_client_keys(kc);
+    entry = kc->cb->client_entry(ctx, kc->rock);
+    if (key == NULL || key->enctype == 0 || entry == NULL)
+        return KRB5KDC_ERR_PREAUTH_FAILED;
+    ret = krb5_dbe_find_enctype(ctx, entry, key->enctype, -1, 0, &kd);
+    if (ret)
+        return KRB5KDC_ERR_PREAUTH_FAILED;
+    ret = krb5_dbe_compute_salt(ctx, kd, entry->princ, &salttype, &salt);
+    if (ret)
+        return ret;
+    pwd.magic = KV5M_DATA;
+    pwd.length = (unsigned int)len;
+    pwd.data = (char *)pw;
+    ret = krb5_c_string_to_key(ctx, key->enctype, &pwd, salt, &derived);
+    if (ret == 0 && (derived.length != key->length ||
+                     !yk_memeq(derived.contents, key->contents,
+                               key->length)))
+        ret = KRB5KDC_ERR_PREAUTH_FAILED;
+    krb5_free_keyblock_contents(ctx, &derived);
+    krb5_free_data(ctx, salt);
+    return ret;
+}
+
 /* verify: run the pipeline on our padata, apply its outcome, log one line
  * per attempt and respond exactly once. */
 static void
@@ -313,7 +408,7 @@ yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
     krb5_keyblock *armor = NULL;
     yk_keys_ctx kc;
     const krb5_pa_data *first = NULL;
-    krb5_data contents;
+    krb5_data contents, cookie = { 0 };
     yk_verify_in in;
     yk_verify_out out;
     char line[YK_LOG_LINE_LEN];
@@ -352,6 +447,15 @@ yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
     in.keys_arg = &kc;
     in.max_skew = cb->max_time_skew(context, rock);
     in.nonce = (uint32_t)request->nonce;
+    if (data->pa_type == KRB5_PADATA_OTP_REQUEST) {
+        in.rfc6560 = 1;
+        in.armor_key = armor;
+        if (cb->get_cookie(context, rock, KRB5_PADATA_OTP_REQUEST,
+                           &cookie))
+            in.challenge_nonce = &cookie;
+        in.check_password = check_password;
+        in.password_arg = &kc;
+    }
     ret = krb5_timeofday(context, &in.now);
     if (ret) {
         yk_verify_late_failure(&in, &out, ret);
@@ -363,7 +467,7 @@ yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
     if (out.code == 0) {
         ret = finish_success(context, enc_tkt_reply, cb, rock,
                              find_realm((yk_moddata *)moddata, client),
-                             out.mode, armor);
+                             out.mode, in.rfc6560, armor);
         if (ret)
             yk_verify_late_failure(&in, &out, ret);
     }

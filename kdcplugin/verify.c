@@ -67,6 +67,7 @@
 
 #include "errors.h"
 #include "padata.h"
+#include "rfc6560.h"
 #include "secmem.h"
 #include "verify.h"
 
@@ -600,6 +601,22 @@ yk_hint_flags(yk_realm *r, const char *principal, int armored,
     return 0;
 }
 
+/* The hint from the cache only; see verify.h. */
+krb5_error_code
+yk_hint_cached(yk_realm *r, const char *principal, int armored)
+{
+    const yk_entry *cached = NULL;
+    krb5_error_code code = 0;
+    int64_t fetched = 0;
+
+    if (r == NULL || !r->active || (r->cfg.require_fast && !armored))
+        return ENOENT;
+    if (yk_cache_get(r->cache, principal, &cached, &code, &fetched) != 0 ||
+        cached == NULL || !has_active_token(cached))
+        return ENOENT;
+    return 0;
+}
+
 /* ---- verify ---------------------------------------------------------- */
 
 /* Record a verdict with an optional printf detail. */
@@ -918,22 +935,43 @@ confirm_always(yk_verdict v)
 }
 
 /* Steps 3-6 on rec (from attempt_begin): the checks, the re-reads and
- * the swap loop. */
+ * the swap loop.  pw (pw_len bytes, NULL: none) is an RFC 6560 password,
+ * checked with in->check_password before the first swap. */
 static void
 check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
-                 const yk_otp *otp, yk_record *rec, yk_verify_out *out)
+                 const yk_otp *otp, const char *pw, size_t pw_len,
+                 yk_record *rec, yk_verify_out *out)
 {
     krb5_error_code ret, ncode = 0;
     yk_entry *newer = NULL;
     yk_token *tok = NULL;
     yk_state_rec next;
     int64_t now;
-    int fresh = 0, swaps = 0;
+    int fresh = 0, swaps = 0, pw_checked = 0;
 
     memset(&next, 0, sizeof(next));
     for (;;) {
         tok = NULL;
         judge(r, in, mode, otp, rec->entry, rec->code, &tok, &next, out);
+        if (out->verdict == YK_V_ACCEPTED && pw != NULL && !pw_checked) {
+            /* RFC 6560, two factors: the password only now, once the OTP
+             * passed every check but the swap, so that a wrong password
+             * never burns the OTP and a wrong OTP never costs a
+             * string-to-key. */
+            pw_checked = 1;
+            ret = in->check_password != NULL ?
+                in->check_password(in->password_arg, pw, pw_len) :
+                KRB5KDC_ERR_PREAUTH_FAILED;
+            if (ret == KRB5KDC_ERR_PREAUTH_FAILED) {
+                set_verdict(out, YK_V_WRONG_PASSWORD, NULL);
+                break;
+            }
+            if (ret) {
+                set_verdict(out, YK_V_BACKEND, "password check: %s",
+                            yk_strerror(ret));
+                break;
+            }
+        }
         if (out->verdict == YK_V_ACCEPTED) {
             if (swaps >= YK_CAS_MAX_ROUNDS) {
                 set_verdict(out, YK_V_BACKEND, "lost the swap %d times",
@@ -1021,6 +1059,189 @@ yk_verify_late_failure(const yk_verify_in *in, yk_verify_out *out,
     set_code(in, out);
 }
 
+/* Whether c is a modhex character (either case). */
+static int
+is_modhex(char c)
+{
+    return c != '\0' && strchr("cbdefghijklnrtuvCBDEFGHIJKLNRTUV", c) !=
+        NULL;
+}
+
+/* Where the OTP starts in value (len bytes): the longest public id of
+ * entry's tokens followed by YK_TOKEN_MODHEX_LEN modhex characters that
+ * end value (the public id compared without case).  -1 when none
+ * matches. */
+static long
+split_value(const yk_entry *entry, const char *value, size_t len)
+{
+    size_t i, k, plen, best = 0;
+    const char *tail;
+    int found = 0;
+
+    if (entry == NULL || len < YK_TOKEN_MODHEX_LEN)
+        return -1;
+    for (k = len - YK_TOKEN_MODHEX_LEN; k < len; k++) {
+        if (!is_modhex(value[k]))
+            return -1;
+    }
+    for (i = 0; i < entry->ntokens; i++) {
+        plen = strlen(entry->tokens[i].pubid);
+        if (plen + YK_TOKEN_MODHEX_LEN > len || (found && plen <= best))
+            continue;
+        tail = value + len - YK_TOKEN_MODHEX_LEN - plen;
+        if (strncasecmp(tail, entry->tokens[i].pubid, plen) == 0) {
+            best = plen;
+            found = 1;
+        }
+    }
+    return found ? (long)(len - YK_TOKEN_MODHEX_LEN - best) : -1;
+}
+
+/* RFC 6560, before the directory: decode the PA-OTP-REQUEST into *req,
+ * decrypt its encData with the armor key (key usage 45) and check the
+ * nonce inside against our challenge's (from the KDC cookie).  Returns 1
+ * when the request goes on; otherwise sets the verdict. */
+static int
+open_otp_request(krb5_context ctx, const yk_verify_in *in,
+                 yk_rfc6560_request *req, yk_verify_out *out)
+{
+    krb5_error_code ret;
+    krb5_data plain = { 0 }, nonce;
+    int ok = 0;
+
+    ret = yk_rfc6560_decode_request(in->padata, req);
+    if (ret) {
+        set_verdict(out, YK_V_MALFORMED, "PA-OTP-REQUEST: %s",
+                    yk_strerror(ret));
+        return 0;
+    }
+    if (in->armor_key == NULL || !in->armored) {
+        set_verdict(out, YK_V_NOT_ARMORED, "PA-OTP-REQUEST");
+        return 0;
+    }
+    if (!req->otp_value.present || req->otp_value.data.length == 0) {
+        set_verdict(out, YK_V_MALFORMED, "PA-OTP-REQUEST without a value");
+        return 0;
+    }
+    plain.length = req->enc_data.ciphertext.length;
+    plain.data = calloc(1, plain.length > 0 ? plain.length : 1);
+    if (plain.data == NULL) {
+        set_verdict(out, YK_V_BACKEND, "out of memory");
+        return 0;
+    }
+    ret = krb5_c_decrypt(ctx, in->armor_key, KRB5_KEYUSAGE_PA_OTP_REQUEST,
+                         NULL, &req->enc_data, &plain);
+    if (ret) {
+        set_verdict(out, YK_V_NONCE_MISMATCH, "encData does not decrypt "
+                    "with the armor key");
+        goto cleanup;
+    }
+    ret = yk_rfc6560_decode_enc_request(&plain, &nonce);
+    if (ret) {
+        set_verdict(out, YK_V_MALFORMED, "PA-OTP-ENC-REQUEST: %s",
+                    yk_strerror(ret));
+        goto cleanup;
+    }
+    if (in->challenge_nonce == NULL ||
+        in->challenge_nonce->length != nonce.length ||
+        !yk_memeq(in->challenge_nonce->data, nonce.data, nonce.length)) {
+        set_verdict(out, YK_V_NONCE_MISMATCH, "not the nonce of our "
+                    "challenge");
+        goto cleanup;
+    }
+    ok = 1;
+
+cleanup:
+    yk_zap(plain.data, plain.length);
+    free(plain.data);
+    return ok;
+}
+
+/* RFC 6560 (padata 142), after open_otp_request and attempt_begin: split
+ * otp-value into password and OTP by the principal's public ids, then
+ * steps 3-6 with the password checked before the swap.  The password is
+ * otp-pin when sent, else what precedes the OTP; none means the OTP
+ * alone (policy otp). */
+static void
+run_otp_request(yk_realm *r, const yk_verify_in *in,
+                const yk_rfc6560_request *req, yk_record *rec,
+                yk_verify_out *out)
+{
+    krb5_error_code ret;
+    const char *value = req->otp_value.data.data, *pw = NULL;
+    size_t len = req->otp_value.data.length, pw_len = 0;
+    yk_otp otp;
+    long off;
+
+    memset(&otp, 0, sizeof(otp));
+    off = split_value(rec->entry, value, len);
+    if (off < 0) {
+        set_verdict(out, rec->entry == NULL ? YK_V_UNKNOWN_TOKEN :
+                    YK_V_MALFORMED, rec->entry == NULL ?
+                    "no directory entry" : "the value does not end with "
+                    "an OTP of an enrolled token");
+        return;
+    }
+    if (req->pin.present && req->pin.data.length > 0) {
+        if (off > 0) {
+            set_verdict(out, YK_V_MALFORMED, "a password both in otp-pin "
+                        "and before the OTP");
+            return;
+        }
+        pw = req->pin.data.data;
+        pw_len = req->pin.data.length;
+    } else if (off > 0) {
+        pw = value;
+        pw_len = (size_t)off;
+    }
+    out->mode = pw != NULL ? YK_MODE_2FA : YK_MODE_OTP;
+    ret = yk_otp_parse(value + off, len - (size_t)off, &otp);
+    if (ret) {
+        set_verdict(out, YK_V_MALFORMED, "OTP: %s", yk_strerror(ret));
+        return;
+    }
+    snprintf(out->pubid, sizeof(out->pubid), "%s", otp.pubid_modhex);
+    check_and_commit(r, in, out->mode, &otp, pw, pw_len, rec, out);
+    yk_zap(&otp, sizeof(otp));
+}
+
+/* Run the pipeline for a PA-OTP-REQUEST; see yk_verify_run. */
+static void
+verify_otp_request(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
+                   yk_verify_out *out)
+{
+    yk_rfc6560_request req;
+    yk_record rec;
+    int begun = 0;
+
+    memset(&req, 0, sizeof(req));
+    memset(&rec, 0, sizeof(rec));
+    if (in->duplicate) {
+        set_verdict(out, YK_V_DUPLICATE, NULL);
+        goto cleanup;
+    }
+    if (r != NULL && r->misconfigured) {
+        set_verdict(out, YK_V_BACKEND, "CONFIGURATION ERROR: %s",
+                    r->config_error);
+        goto cleanup;
+    }
+    if (r == NULL || !r->active) {
+        set_verdict(out, YK_V_NOT_CONFIGURED, NULL);
+        goto cleanup;
+    }
+    if (!open_otp_request(ctx, in, &req, out))
+        goto cleanup;
+    begun = 1;
+    if (!attempt_begin(r, in, &rec, out))
+        goto cleanup;
+    run_otp_request(r, in, &req, &rec, out);
+
+cleanup:
+    if (begun)
+        attempt_end(r, in, &rec);
+    set_code(in, out);
+}
+
 /* Run the pipeline; see verify.h. */
 void
 yk_verify_run(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
@@ -1042,6 +1263,10 @@ yk_verify_run(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
     memset(&rec, 0, sizeof(rec));
     memset(out, 0, sizeof(*out));
     set_verdict(out, YK_V_MALFORMED, NULL);
+    if (in->rfc6560) {
+        verify_otp_request(ctx, r, in, out);
+        return;
+    }
 
     /* Step 1. */
     if (in->duplicate) {
@@ -1108,7 +1333,7 @@ yk_verify_run(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
         goto cleanup;
     }
     snprintf(out->pubid, sizeof(out->pubid), "%s", otp.pubid_modhex);
-    check_and_commit(r, in, req.mode, &otp, &rec, out);
+    check_and_commit(r, in, req.mode, &otp, NULL, 0, &rec, out);
 
 cleanup:
     if (begun)

@@ -82,6 +82,18 @@ typedef struct {
     krb5_deltat max_skew;        /* the KDC's clock skew (s) */
     krb5_timestamp now;          /* the KDC's time (s) */
     uint32_t nonce;              /* the (inner) request's nonce */
+    /* RFC 6560: padata is a PA-OTP-REQUEST (142) instead of ours. */
+    int rfc6560;
+    const krb5_keyblock *armor_key;  /* FAST armor key, NULL: none */
+    const krb5_data *challenge_nonce; /* the nonce of our PA-OTP-CHALLENGE,
+                                       * from the KDC cookie; NULL: none */
+    /* Check password against the client's long-term key (string-to-key
+     * with the entry's salt): 0 when it matches, KRB5KDC_ERR_PREAUTH_FAILED
+     * when it does not, another code for a failure.  Called at most once,
+     * only once the OTP passed every check but the swap. */
+    krb5_error_code (*check_password)(void *arg, const char *pw,
+                                      size_t len);
+    void *password_arg;
 } yk_verify_in;
 
 /* The outcome: what to answer and what to log. */
@@ -124,6 +136,12 @@ void yk_realm_free(yk_realm *r);
 krb5_error_code yk_hint_flags(yk_realm *r, const char *principal,
                               int armored, int requires_hw,
                               uint8_t *flags_out);
+
+/* The hint again, for a second padata type of the same request: from the
+ * cache only (no directory read, no log line): 0 when principal has an
+ * active token, else ENOENT. */
+krb5_error_code yk_hint_cached(yk_realm *r, const char *principal,
+                               int armored);
 
 /* Run DESIGN 4 steps 1-6 on one padata of ours; fills *out on every path.
  * out->code 0 means the OTP's counter is committed and the caller must

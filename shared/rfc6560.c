@@ -43,7 +43,11 @@
  *       A0 L 02 L etype        [0] INTEGER (Int32)
  *       A1 L 02 L kvno         [1] INTEGER, optional (MIT: absent)
  *       A2 L 04 L cipher       [2] OCTET STRING, 1..256 bytes
- *     [3] hashAlg, [4] iterationCount: refused
+ *     [3] hashAlg: refused
+ *     84 L iterationCount    INTEGER, optional: MIT's client always sends
+ *                            0 (its request is zero-filled, and only -1
+ *                            means absent); meaningless without hashAlg,
+ *                            so accepted and ignored
  *     85 L otp-value         OCTET STRING, optional, <= 256
  *     86 L otp-pin           UTF8String, optional, <= 256
  *     [7] otp-challenge, [8] otp-time, [9] otp-counter: refused
@@ -247,7 +251,7 @@ static const field request_fields[] = {
     OPT(1, yk_rfc6560_request, nonce, 1, YK_RFC6560_NONCE_MAX),
     { 2, F_SEQ, TRUE, 0, NO_OFF, 0, 0, &enc_data_set },
     REFUSED(3),                   /* hashAlg */
-    REFUSED(4),                   /* iterationCount */
+    OPTINT(4, yk_rfc6560_request, iteration_count),
     OPT(5, yk_rfc6560_request, otp_value, 0, YK_RFC6560_VALUE_MAX),
     OPT(6, yk_rfc6560_request, pin, 0, YK_RFC6560_VALUE_MAX),
     REFUSED(7),                   /* otp-challenge */

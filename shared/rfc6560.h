@@ -73,16 +73,19 @@ typedef struct {
 } yk_rfc6560_challenge;
 
 /*
- * A PA-OTP-REQUEST (padata 142).  hashAlg [3], iterationCount [4],
- * otp-challenge [7], otp-time [8] and otp-counter [9] are refused with
+ * A PA-OTP-REQUEST (padata 142).  hashAlg [3], otp-challenge [7],
+ * otp-time [8] and otp-counter [9] are refused with
  * YK_ERR_RFC6560_UNSUPPORTED: they answer tokenInfo fields our KDC never
- * sends, and MIT's client never sends them at all.
+ * sends, and MIT's client never sends them.  iterationCount [4] is read:
+ * MIT 1.20's client sends 0 in every request (its zero-filled request
+ * encodes every value but -1); without hashAlg it means nothing.
  */
 typedef struct {
     uint32_t flags;                /* [0] OTPFlags (MIT's client: 0) */
     yk_rfc6560_opt nonce;          /* [1], 1..NONCE_MAX bytes */
     krb5_enc_data enc_data;        /* [2] enctype, kvno, ciphertext */
     krb5_boolean has_kvno;         /* enc_data.kvno is 0 when absent */
+    yk_rfc6560_optint iteration_count; /* [4] (MIT's client: 0) */
     yk_rfc6560_opt otp_value;      /* [5] OCTET STRING: a secret */
     yk_rfc6560_opt pin;            /* [6] UTF8String: a secret */
     yk_rfc6560_optint format;      /* [10] */
