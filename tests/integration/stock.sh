@@ -1,0 +1,154 @@
+#!/bin/bash
+# stock.sh: a stock MIT kinit (no file of this project on the client: the
+# harness's YK_KRB5_CONF_STOCK) logs in with the YubiKey through RFC 6560
+# (PA-OTP-CHALLENGE 141 / PA-OTP-REQUEST 142) over FAST armor.
+#
+# Password + OTP typed as one value (policy 2fa): a TGT flagged H whose
+# indicators open a require_auth yubikey-2fa service; the OTP alone
+# (policy otp); replays, an older OTP, a wrong password (the OTP is not
+# burned), the OTP alone under 2fa, a password alone, bob's OTP for
+# alice: all refused; unarmored requests get no challenge and return at
+# once.  Both armors: anonymous PKINIT and a host keytab.
+# Exit 0 pass, 1 fail, 77 skip (announced).
+
+srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+# shellcheck source=realm.sh
+. "$srcdir/tests/integration/realm.sh"
+
+R=$YK_REALM
+WEB=HTTP/web.example.com        # require_auth yubikey-2fa
+ANON=$YK_TMP/anon.cc HOST=$YK_TMP/host.cc
+
+yk_realm_setup
+yk_realm_pkinit_setup
+yk_realm_addprinc alice alice-pw
+yk_realm_addprinc bob bob-pw
+yk_realm_addprinc erin erin-pw
+yk_realm_addprinc hw hw-pw +requires_hwauth
+yk_realm_service "$WEB" yubikey-2fa
+yk_realm_enroll alice "$YK_TMP/alice.tok"
+yk_realm_enroll bob "$YK_TMP/bob.tok"
+yk_realm_enroll erin "$YK_TMP/erin.tok"
+yk_realm_enroll hw "$YK_TMP/hw.tok"
+yk_ykadmin policy "erin@$R" otp >/dev/null 2>&1 ||
+    yk_fail "ykadmin policy erin otp failed"
+yk_kdc_start
+
+export KRB5_CONFIG=$YK_KRB5_CONF_STOCK
+grep -qi 'yubikey\|plugins' "$KRB5_CONFIG" &&
+    yk_fail "the stock krb5.conf names something of ours"
+yk_anon_armor_ccache "$ANON"
+KRB5_CONFIG=$YK_KRB5_CONF yk_armor_ccache "$HOST"
+
+declare -A attempts=([alice]=0 [bob]=0 [erin]=0 [hw]=0)
+
+# stock NAME ARMOR VALUE: stock kinit -T ARMOR, VALUE typed at its one
+# prompt; output in $YK_TMP/kinit.out, ccache $YK_TMP/NAME.cc.
+stock() {
+    local rc
+    printf '%s\n' "$3" | KRB5_TRACE=$YK_TMP/trace kinit -T "$2" \
+        -c "$YK_TMP/$1.cc" "$1@$R" > "$YK_TMP/kinit.out" 2>&1
+    rc=$?
+    return $rc
+}
+
+# expect_log NAME TEXT: NAME's newest module line has TEXT, and NAME has
+# exactly one line per attempt.
+expect_log() {
+    local name=$1 want=$2 lines n last
+    attempts[$name]=$((attempts[$name] + 1))
+    lines=$(yk_kdc_attempts "$name@$R")
+    n=$(printf '%s\n' "$lines" | grep -c .)
+    [ "$n" -eq "${attempts[$name]}" ] ||
+        yk_fail "$name: $n log lines for ${attempts[$name]} attempts"
+    last=$(printf '%s\n' "$lines" | tail -1)
+    case "$last" in
+        *" $want"*) ;;
+        *) yk_fail "$name: log line \"$last\" lacks \"$want\"" ;;
+    esac
+}
+
+for armor in "$ANON" "$HOST"; do
+    what=anonymous; [ "$armor" = "$HOST" ] && what="host keytab"
+    : > "$YK_TMP/trace"
+    otp=$(yk_otp "$YK_TMP/alice.tok")
+    stock alice "$armor" "alice-pw$otp" ||
+        { cat "$YK_TMP/kinit.out" >&2; yk_fail "alice ($what armor):" \
+            "password + OTP refused"; }
+    grep -q "Enter OTP Token Value" "$YK_TMP/kinit.out" ||
+        yk_fail "stock kinit did not ask for the OTP token value"
+    grep -q "Preauth module otp (141)" "$YK_TMP/trace" ||
+        yk_fail "the stock client did not use MIT's otp client (141)"
+    expect_log alice "mode=2fa verdict=accepted"
+    case "$(yk_tgt_flags "$YK_TMP/alice.cc")" in
+        *H*) ;;
+        *) yk_fail "alice's TGT is not flagged H" ;;
+    esac
+    KRB5CCNAME=$YK_TMP/alice.cc kvno "$WEB" > "$YK_TMP/kvno.out" 2>&1 ||
+        { cat "$YK_TMP/kvno.out" >&2; yk_fail "alice: no ticket for $WEB" \
+            "(require_auth yubikey-2fa)"; }
+    yk_ok "stock kinit, $what armor: password + OTP -> TGT flagged H," \
+        "$WEB issued"
+
+    stock alice "$armor" "alice-pw$otp" &&
+        yk_fail "alice: a replayed OTP was accepted"
+    expect_log alice "verdict=refused reason=replay"
+    otp2=$(yk_otp "$YK_TMP/alice.tok")
+    stock alice "$armor" "wrong-pw$otp2" &&
+        yk_fail "alice: a wrong password was accepted"
+    expect_log alice "verdict=refused reason=wrong password"
+    stock alice "$armor" "alice-pw$otp2" ||
+        { cat "$YK_TMP/kinit.out" >&2; yk_fail "alice: the OTP of a" \
+            "wrong-password attempt was burned"; }
+    expect_log alice "verdict=accepted"
+    stock alice "$armor" "$(yk_otp "$YK_TMP/alice.tok")" &&
+        yk_fail "alice (policy 2fa): the OTP alone was accepted"
+    expect_log alice "verdict=refused reason=policy"
+    stock alice "$armor" "alice-pw" &&
+        yk_fail "alice: a password alone was accepted"
+    expect_log alice "verdict=refused reason=malformed"
+    stock alice "$armor" "alice-pw$(yk_otp "$YK_TMP/bob.tok")" &&
+        yk_fail "alice: bob's OTP was accepted"
+    expect_log alice "verdict=refused reason="
+    yk_ok "stock kinit, $what armor: replay, wrong password (OTP kept)," \
+        "OTP alone under 2fa, password alone, another's OTP: refused"
+
+    stock erin "$armor" "$(yk_otp "$YK_TMP/erin.tok")" ||
+        { cat "$YK_TMP/kinit.out" >&2; yk_fail "erin (policy otp): the" \
+            "OTP alone refused"; }
+    expect_log erin "mode=otp verdict=accepted"
+    KRB5CCNAME=$YK_TMP/erin.cc kvno "$WEB" > "$YK_TMP/kvno.out" 2>&1 &&
+        yk_fail "erin's OTP-alone TGT got a ticket for $WEB (yubikey-2fa)"
+    stock hw "$armor" "hw-pw$(yk_otp "$YK_TMP/hw.tok")" ||
+        { cat "$YK_TMP/kinit.out" >&2; yk_fail "hw (+requires_hwauth):" \
+            "password + OTP refused"; }
+    expect_log hw "mode=2fa verdict=accepted"
+    yk_ok "stock kinit, $what armor: policy otp with the OTP alone;" \
+        "+requires_hwauth served"
+done
+
+# An older OTP (made, then overtaken by a newer one) is refused.
+old=$(yk_otp "$YK_TMP/alice.tok")
+stock alice "$ANON" "alice-pw$(yk_otp "$YK_TMP/alice.tok")" ||
+    yk_fail "alice: a fresh OTP refused"
+expect_log alice "verdict=accepted"
+stock alice "$ANON" "alice-pw$old" && yk_fail "alice: an older OTP accepted"
+expect_log alice "verdict=refused reason=older"
+yk_ok "stock kinit: an older OTP refused"
+
+# Unarmored: no challenge, so no OTP prompt; kinit fails at once.
+: > "$YK_TMP/trace"
+start=$(date +%s%N)
+printf 'alice-pw%s\n' "$(yk_otp "$YK_TMP/alice.tok")" |
+    KRB5_TRACE=$YK_TMP/trace kinit -c "$YK_TMP/x.cc" "alice@$R" \
+    > "$YK_TMP/kinit.out" 2>&1 && yk_fail "an unarmored stock kinit got a TGT"
+ms=$((($(date +%s%N) - start) / 1000000))
+grep -q "PA-OTP-CHALLENGE (141)" "$YK_TMP/trace" &&
+    yk_fail "an unarmored request got a PA-OTP-CHALLENGE"
+[ "$ms" -lt 5000 ] || yk_fail "the unarmored kinit took $ms ms"
+yk_ok "unarmored stock kinit: no challenge, refused in $ms ms"
+
+kill -0 "$YK_KDC_PID" 2>/dev/null || yk_fail "the KDC died"
+yk_kdc_attempts "alice@$R" | sed 's/^.*yubikey: /  /' | tail -4
+echo "PASS: stock.sh"
+exit 0
