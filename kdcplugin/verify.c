@@ -1059,6 +1059,24 @@ yk_verify_late_failure(const yk_verify_in *in, yk_verify_out *out,
     set_code(in, out);
 }
 
+/* Whether r can judge an attempt: 1, or 0 with out's verdict set (a
+ * misconfigured realm is an outage: never accepted, never counted
+ * against the user; a realm without a token directory refuses). */
+static int
+realm_usable(const yk_realm *r, yk_verify_out *out)
+{
+    if (r != NULL && r->misconfigured) {
+        set_verdict(out, YK_V_BACKEND, "CONFIGURATION ERROR: %s",
+                    r->config_error);
+        return 0;
+    }
+    if (r == NULL || !r->active) {
+        set_verdict(out, YK_V_NOT_CONFIGURED, NULL);
+        return 0;
+    }
+    return 1;
+}
+
 /* Whether c is a modhex character (either case). */
 static int
 is_modhex(char c)
@@ -1220,15 +1238,8 @@ verify_otp_request(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
         set_verdict(out, YK_V_DUPLICATE, NULL);
         goto cleanup;
     }
-    if (r != NULL && r->misconfigured) {
-        set_verdict(out, YK_V_BACKEND, "CONFIGURATION ERROR: %s",
-                    r->config_error);
+    if (!realm_usable(r, out))
         goto cleanup;
-    }
-    if (r == NULL || !r->active) {
-        set_verdict(out, YK_V_NOT_CONFIGURED, NULL);
-        goto cleanup;
-    }
     if (!open_otp_request(ctx, in, &req, out))
         goto cleanup;
     begun = 1;
@@ -1279,16 +1290,8 @@ yk_verify_run(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
         goto cleanup;
     }
     out->mode = req.mode;
-    if (r != NULL && r->misconfigured) {
-        /* Never accepted, and never counted against the user. */
-        set_verdict(out, YK_V_BACKEND, "CONFIGURATION ERROR: %s",
-                    r->config_error);
+    if (!realm_usable(r, out))
         goto cleanup;
-    }
-    if (r == NULL || !r->active) {
-        set_verdict(out, YK_V_NOT_CONFIGURED, NULL);
-        goto cleanup;
-    }
     if (req.mode == YK_MODE_OTP && !in->armored) {
         set_verdict(out, YK_V_NOT_ARMORED, "OTP alone");
         goto cleanup;
