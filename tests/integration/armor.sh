@@ -30,21 +30,9 @@ yk_ykadmin policy "oscar@$R" otp >> "$YK_KRB5_DIR/ykadmin.log" 2>&1 ||
     yk_fail "ykadmin policy oscar otp failed"
 yk_kdc_start
 
-# Every attempt of oscar's leaves exactly one module log line: count
-# them, and check that the newest contains WANT.
-n_oscar=0
-expect_log() {
-    local want=$1 lines n
-    lines=$(yk_kdc_attempts "oscar@$R")
-    n=$(printf '%s\n' "$lines" | grep -c .)
-    n_oscar=$((n_oscar + 1))
-    [ "$n" -eq "$n_oscar" ] ||
-        yk_fail "oscar: $n log lines for $n_oscar attempts: $lines"
-    case "$(printf '%s\n' "$lines" | tail -1)" in
-        *" $want"*) ;;
-        *) yk_fail "oscar: newest log line lacks \"$want\": $lines" ;;
-    esac
-}
+# Every attempt of oscar's leaves exactly one module log line; the newest
+# contains WANT.
+expect_log() { yk_expect_attempt oscar "$1"; }
 
 # The default principal of ccache FILE (klist).
 ccache_principal() {

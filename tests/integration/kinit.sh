@@ -34,26 +34,8 @@ yk_realm_enroll dave "$YK_TMP/dave.tok"
 yk_realm_enroll erin "$YK_TMP/erin.tok"
 yk_kdc_start
 
-# The number of attempts each principal has made so far: every one must
-# leave exactly one line in the KDC log.
-declare -A attempts=([alice]=0 [bob]=0 [carol]=0 [dave]=0 [erin]=0)
-
-# Check the newest log line of NAME: "verdict=V reason=R..." (a prefix),
-# and that NAME has exactly as many lines as attempts.
-expect_log() {
-    local name=$1 want=$2 lines n last
-    attempts[$name]=$((attempts[$name] + 1))
-    lines=$(yk_kdc_attempts "$name@$R")
-    n=$(printf '%s\n' "$lines" | grep -c .)
-    [ "$n" -eq "${attempts[$name]}" ] ||
-        yk_fail "$name: $n log lines for ${attempts[$name]} attempts:" \
-            "$lines"
-    last=$(printf '%s\n' "$lines" | tail -1)
-    case "$last" in
-        *" $want"*) ;;
-        *) yk_fail "$name: log line \"$last\" lacks \"$want\"" ;;
-    esac
-}
+# Every attempt must leave exactly one line in the KDC log.
+expect_log() { yk_expect_attempt "$@"; }
 
 # kinit NAME with password PW and OTP (empty or absent: password only),
 # then further kinit options.
@@ -235,7 +217,7 @@ expect_log dave "verdict=refused reason=disabled token"
 login dave dave-pw "$(yk_otp "$YK_TMP/dave.tok")" &&
     yk_fail "dave: logged in with a disabled token (second try)"
 n=$(yk_kdc_attempts "dave@$R" | grep -c .)
-[ "$n" -eq "${attempts[dave]}" ] ||
+[ "$n" -eq "$(yk_attempts_made dave)" ] ||
     yk_fail "dave: an attempt reached the module without a hint"
 grep -F "yubikey: hint=none principal=dave@$R reason=no active token: $did disabled" \
     "$YK_KDC_LOG" >/dev/null ||

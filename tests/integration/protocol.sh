@@ -77,8 +77,6 @@ yk_armor_ccache "$ARMOR"
 
 # --- helpers -------------------------------------------------------------
 
-# Attempts made so far per "principal log": each leaves exactly one line.
-declare -A attempts=()
 LAST_LINE=
 
 # Both KDCs still run.
@@ -91,19 +89,8 @@ kdcs_up() {
 # the first KDC's); its line contains " WANT"; the KDCs are up.  The line
 # is left in LAST_LINE.
 expect_log() {
-    local name=$1 want=$2 log=${3:-$YK_KDC_LOG} key lines n
-    key="$name $log"
-    attempts[$key]=$((${attempts[$key]:-0} + 1))
-    lines=$(yk_kdc_attempts "$name@$R" "$log")
-    n=$(printf '%s\n' "$lines" | grep -c .)
-    [ "$n" -eq "${attempts[$key]}" ] ||
-        yk_fail "$name: $n lines in $log for ${attempts[$key]} attempts:" \
-            "$lines"
-    LAST_LINE=$(printf '%s\n' "$lines" | tail -1)
-    case "$LAST_LINE" in
-        *" $want"*) ;;
-        *) yk_fail "$name: log line \"$LAST_LINE\" lacks \"$want\"" ;;
-    esac
+    yk_expect_attempt "$@"
+    LAST_LINE=$YK_LAST_ATTEMPT
     kdcs_up
 }
 

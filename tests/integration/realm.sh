@@ -407,6 +407,31 @@ yk_kdc_attempts() {
     grep -F "yubikey: principal=$1 " "${2:-$YK_KDC_LOG}"
 }
 
+# yk_expect_attempt NAME WANT [LOG]: one more attempt by NAME@REALM was
+# made; check that LOG (default the KDC's) holds exactly one module line
+# per attempt counted so far and that the newest has " WANT" (a prefix
+# such as "verdict=refused reason=replay").  The newest line is left in
+# YK_LAST_ATTEMPT; yk_attempts_made NAME [LOG] prints the count.
+declare -gA YK_ATTEMPTS=()
+yk_expect_attempt() {
+    local name=$1 want=$2 log=${3:-$YK_KDC_LOG} key lines n
+    key="$name $log"
+    YK_ATTEMPTS[$key]=$((${YK_ATTEMPTS[$key]:-0} + 1))
+    lines=$(yk_kdc_attempts "$name@$YK_REALM" "$log")
+    n=$(printf '%s\n' "$lines" | grep -c .)
+    [ "$n" -eq "${YK_ATTEMPTS[$key]}" ] ||
+        yk_fail "$name: $n lines in $log for ${YK_ATTEMPTS[$key]}" \
+            "attempts: $lines"
+    YK_LAST_ATTEMPT=$(printf '%s\n' "$lines" | tail -1)
+    case "$YK_LAST_ATTEMPT" in
+        *" $want"*) ;;
+        *) yk_fail "$name: log line \"$YK_LAST_ATTEMPT\" lacks \"$want\"" ;;
+    esac
+}
+yk_attempts_made() {
+    echo "${YK_ATTEMPTS[$1 ${2:-$YK_KDC_LOG}]:-0}"
+}
+
 # The flags of the TGT in CCACHE (default: the current one), as klist -f
 # prints them (e.g. "FRIAH"); empty when there is none.
 yk_tgt_flags() {

@@ -40,7 +40,7 @@ grep -qi 'yubikey\|plugins' "$KRB5_CONFIG" &&
 yk_anon_armor_ccache "$ANON"
 KRB5_CONFIG=$YK_KRB5_CONF yk_armor_ccache "$HOST"
 
-declare -A attempts=([alice]=0 [bob]=0 [erin]=0 [hw]=0)
+expect_log() { yk_expect_attempt "$@"; }
 
 # stock NAME ARMOR VALUE: stock kinit -T ARMOR, VALUE typed at its one
 # prompt; output in $YK_TMP/kinit.out, ccache $YK_TMP/NAME.cc.
@@ -52,21 +52,6 @@ stock() {
     return $rc
 }
 
-# expect_log NAME TEXT: NAME's newest module line has TEXT, and NAME has
-# exactly one line per attempt.
-expect_log() {
-    local name=$1 want=$2 lines n last
-    attempts[$name]=$((attempts[$name] + 1))
-    lines=$(yk_kdc_attempts "$name@$R")
-    n=$(printf '%s\n' "$lines" | grep -c .)
-    [ "$n" -eq "${attempts[$name]}" ] ||
-        yk_fail "$name: $n log lines for ${attempts[$name]} attempts"
-    last=$(printf '%s\n' "$lines" | tail -1)
-    case "$last" in
-        *" $want"*) ;;
-        *) yk_fail "$name: log line \"$last\" lacks \"$want\"" ;;
-    esac
-}
 
 for armor in "$ANON" "$HOST"; do
     what=anonymous; [ "$armor" = "$HOST" ] && what="host keytab"
