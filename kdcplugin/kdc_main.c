@@ -17,6 +17,7 @@
 #include <krb5/kdcpreauth_plugin.h>
 
 #include "errors.h"
+#include "mitotp.h"
 #include "otp.h"
 #include "padata.h"
 #include "rfc6560.h"
@@ -26,10 +27,12 @@
 #define YK_MIN_CALLBACKS_VERSION 6  /* replace_reply_key: krb5 1.20 */
 #define YK_CHALLENGE_NONCE_LEN 32   /* random bytes of a PA-OTP-CHALLENGE */
 
-/* The module data: one state per realm the KDC serves. */
+/* The module data: one state per realm the KDC serves, and MIT's otp
+ * module when the KDC loaded it (mitotp.c). */
 typedef struct {
     size_t nrealms;
     yk_realm **realms;
+    yk_mitotp *mit;
 } yk_moddata;
 
 /* Ours (-22859), and RFC 6560's PA-OTP-REQUEST (142) for stock clients,
@@ -51,12 +54,13 @@ krb5_error_code kdcpreauth_yubikey_initvt(krb5_context context, int maj_ver,
 
 /* Free the module data; NULL is accepted. */
 static void
-moddata_free(yk_moddata *md)
+moddata_free(krb5_context context, yk_moddata *md)
 {
     size_t i;
 
     if (md == NULL)
         return;
+    yk_mitotp_free(context, md->mit);
     for (i = 0; i < md->nrealms; i++)
         yk_realm_free(md->realms[i]);
     free(md->realms);
@@ -101,11 +105,14 @@ yk_init(krb5_context context, krb5_kdcpreauth_moddata *moddata_out,
             goto cleanup;
         md->nrealms++;
     }
+    ret = yk_mitotp_new(context, realmnames, &md->mit);
+    if (ret)
+        goto cleanup;
     *moddata_out = (krb5_kdcpreauth_moddata)md;
     md = NULL;
 
 cleanup:
-    moddata_free(md);
+    moddata_free(context, md);
     profile_release(profile);
     return ret;
 }
@@ -114,7 +121,7 @@ cleanup:
 static void
 yk_fini(krb5_context context, krb5_kdcpreauth_moddata moddata)
 {
-    moddata_free((yk_moddata *)moddata);
+    moddata_free(context, (yk_moddata *)moddata);
 }
 
 /* flags: offered to +requires_hwauth principals; replaces the reply key
@@ -255,8 +262,12 @@ yk_edata(krb5_context context, krb5_kdc_req *request,
     armored = cb->fast_armor(context, rock) != NULL;
     if (pa_type == KRB5_PADATA_OTP_REQUEST) {
         /* Called after our own type's edata, which read the record: the
-         * cache decides.  Only armored requests get a challenge. */
+         * cache decides.  Only armored requests get a challenge, and not
+         * MIT's principals: its module sends theirs. */
         ret = armored ? yk_hint_cached(r, name, armored) : ENOENT;
+        if (ret == 0 && yk_mitotp_owns(((yk_moddata *)moddata)->mit,
+                                       context, cb, rock))
+            ret = ENOENT;
         if (ret == 0)
             ret = make_challenge(context, cb, rock, &hint);
         if (ret)
@@ -431,6 +442,16 @@ yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
     ret = krb5_unparse_name(context, client, &name);
     if (ret) {
         (*respond)(arg, ret, NULL, NULL, NULL);
+        return;
+    }
+    if (data->pa_type == KRB5_PADATA_OTP_REQUEST &&
+        yk_mitotp_owns(((yk_moddata *)moddata)->mit, context, cb, rock)) {
+        yk_kdc_log("principal=%s padata=142: otp string attribute, handed "
+                   "to MIT's otp module", name);
+        krb5_free_unparsed_name(context, name);
+        yk_mitotp_verify(((yk_moddata *)moddata)->mit, context, req_pkt,
+                         request, enc_tkt_reply, data, cb, rock, respond,
+                         arg);
         return;
     }
 

@@ -48,7 +48,10 @@
 # nothing of this project, not even preferred_preauth_types), YK_PKI_DIR
 # (after yk_realm_pkinit_setup: ca.pem, kdc.pem, kdckey.pem).  Knobs
 # (before yk_realm_setup): YK_CACHE_TTL, YK_BREAKER_TIME, YK_KDC_EXTRA
-# (more relations for the realm section of kdc.conf, one per line);
+# (more relations for the realm section of kdc.conf, one per line),
+# YK_KDC_PREAUTH_EXTRA (more relations for [plugins] kdcpreauth, e.g.
+# "disable = otp"), YK_KDC_CONF_EXTRA (more sections at the end of
+# kdc.conf, e.g. [otp]; rewrite with yk_realm_write_config);
 # YK_KDC_WRAPPER (a command line krb5kdc runs under, e.g. "valgrind -q
 # --error-exitcode=9"); YK_KDC_UDP_PORT (the KDC's UDP port, default its
 # TCP port: another port makes a client's UDP try after a DISCARD fail at
@@ -191,12 +194,14 @@ ${YK_KDC_EXTRA:-}
 [plugins]
  kdcpreauth = {
   module = yubikey:$YK_KDC_MODULE
+${YK_KDC_PREAUTH_EXTRA:-}
  }
 
 [logging]
  kdc = FILE:$YK_KDC_LOG
  admin_server = FILE:$d/kadmin.log
  default = FILE:$d/krb5.log
+${YK_KDC_CONF_EXTRA:-}
 EOF
     {
         cat <<EOF
