@@ -1,0 +1,446 @@
+/* store_conn.c: the token store's LDAP connections, budget and errors. */
+
+/*
+ * Connections.  A store holds two: the read connection (cfg->uri) and the
+ * write connection (cfg->write_uri, defaulting to uri), which takes the
+ * compare-and-swap, the admin writes and every "fresh" read.  Both open
+ * lazily on first use (the KDC forks its workers after loading the
+ * module), are checked before each use (a peer that closed the socket is
+ * noticed without sending anything), and are dropped after a server-down,
+ * connect or timeout error so that the next call reconnects.  A connection
+ * inherited across fork() is forgotten without touching the parent's
+ * session.  Every operation waits at most cfg->timeout_ms, and less when
+ * the caller's time budget (yk_store_set_budget: one KDC attempt, all its
+ * operations together) has less left; nothing is sent once it is spent.
+ * A simple bind is sent like any other operation (so the budget bounds
+ * it after the connect); a SASL bind's steps each wait at most what was
+ * left when it started.  libldap
+ * writes to its socket with write(), and krb5kdc does not ignore SIGPIPE:
+ * every LDAP call here runs with SIGPIPE blocked, and a SIGPIPE it raised
+ * is consumed before the mask is restored.
+ *
+ *
+ * LDAP result codes are translated here, once (yk_ldap_error).
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <ldap.h>
+
+#include "errors.h"
+#include "store_int.h"
+
+
+/* Block SIGPIPE for the LDAP calls that follow. */
+void
+yk_sigpipe_block(yk_sigpipe_guard *g)
+{
+    sigset_t set, pending;
+
+    sigemptyset(&pending);
+    sigpending(&pending);
+    g->was_pending = sigismember(&pending, SIGPIPE) == 1;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, &g->old);
+}
+
+/* Consume a SIGPIPE the LDAP calls raised, then restore the mask. */
+void
+yk_sigpipe_restore(yk_sigpipe_guard *g)
+{
+    sigset_t set, pending;
+    struct timespec zero = { 0, 0 };
+
+    sigemptyset(&pending);
+    sigpending(&pending);
+    if (!g->was_pending && sigismember(&pending, SIGPIPE) == 1) {
+        sigemptyset(&set);
+        sigaddset(&set, SIGPIPE);
+        while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* Remember a description of the last LDAP failure (no secrets in it). */
+void
+yk_store_set_error(yk_store *st, const char *fmt, ...)
+{
+    va_list ap;
+
+    st->bind_refused = 0;
+    va_start(ap, fmt);
+    vsnprintf(st->errbuf, sizeof(st->errbuf), fmt, ap);
+    va_end(ap);
+}
+
+/* Translate an LDAP result code (and its diagnostic text) into ours: the
+ * one place where LDAP codes are interpreted. */
+static krb5_error_code
+yk_ldap_error(int rc, const char *diag, enum yk_op_kind kind)
+{
+    int write = kind != YK_OP_READ;
+
+    switch (rc) {
+    case LDAP_SUCCESS:
+        return 0;
+    case LDAP_NO_SUCH_ATTRIBUTE:
+        return YK_ERR_STORE_CONFLICT;
+    case LDAP_TYPE_OR_VALUE_EXISTS:
+    case LDAP_CONSTRAINT_VIOLATION:
+        /* slapo-unique answers constraintViolation; the same entry
+         * answers typeOrValueExists. */
+        if (kind == YK_OP_ADD_TOKEN)
+            return YK_ERR_STORE_EXISTS;
+        return rc == LDAP_TYPE_OR_VALUE_EXISTS ? YK_ERR_STORE_CONFLICT :
+            YK_ERR_STORE_UNAVAILABLE;
+    case LDAP_NO_SUCH_OBJECT:
+        return YK_ERR_STORE_NOT_FOUND;
+    case LDAP_INSUFFICIENT_ACCESS:
+    case LDAP_INVALID_CREDENTIALS:
+    case LDAP_INAPPROPRIATE_AUTH:
+    case LDAP_STRONG_AUTH_REQUIRED:
+    case LDAP_CONFIDENTIALITY_REQUIRED:
+    case LDAP_AUTH_METHOD_NOT_SUPPORTED:
+        return YK_ERR_STORE_ACCESS;
+    case LDAP_TIMEOUT:
+    case LDAP_TIMELIMIT_EXCEEDED:
+        return YK_ERR_STORE_TIMEOUT;
+    case LDAP_UNWILLING_TO_PERFORM:
+    case LDAP_REFERRAL:
+        /* A replica answers writes with a referral or "shadow context". */
+        return write ? YK_ERR_STORE_READONLY : YK_ERR_STORE_UNAVAILABLE;
+    case LDAP_NO_MEMORY:
+        return ENOMEM;
+    case LDAP_PARAM_ERROR:
+    case LDAP_FILTER_ERROR:
+    case LDAP_INVALID_DN_SYNTAX:
+    case LDAP_NOT_SUPPORTED:
+        return YK_ERR_CONFIG;
+    default:
+        if (write && diag != NULL && strstr(diag, "shadow context") != NULL)
+            return YK_ERR_STORE_READONLY;
+        /* Server down, connect error, busy, unavailable and the rest. */
+        return YK_ERR_STORE_UNAVAILABLE;
+    }
+}
+
+/* Whether a result code means the connection is unusable from now on. */
+static int
+ldap_error_drops(int rc)
+{
+    return rc < 0 || rc == LDAP_BUSY || rc == LDAP_UNAVAILABLE;
+}
+
+/* Close c's connection (sending an unbind); a handle inherited from
+ * another process is closed without writing to the parent's session. */
+void
+yk_conn_drop(yk_conn *c)
+{
+    yk_sigpipe_guard g;
+    ber_socket_t fd = -1;
+    int devnull;
+
+    if (c->ld == NULL)
+        return;
+    yk_sigpipe_block(&g);
+    if (c->pid != getpid() &&
+        ldap_get_option(c->ld, LDAP_OPT_DESC, &fd) == LDAP_OPT_SUCCESS &&
+        fd >= 0) {
+        /* Point our copy of the socket at /dev/null: the unbind below
+         * then goes nowhere and the parent's session stays intact. */
+        devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (devnull >= 0) {
+            (void)dup2(devnull, fd);
+            close(devnull);
+        }
+    }
+    ldap_unbind_ext_s(c->ld, NULL, NULL);
+    c->ld = NULL;
+    yk_sigpipe_restore(&g);
+}
+
+/* Whether an idle connection's peer has closed it (EOF or error on the
+ * socket).  Never sends anything; a connection not yet made is alive. */
+static int
+yk_conn_alive(yk_conn *c)
+{
+    ber_socket_t fd = -1;
+    struct pollfd p;
+    char byte;
+    ssize_t n;
+
+    if (ldap_get_option(c->ld, LDAP_OPT_DESC, &fd) != LDAP_OPT_SUCCESS ||
+        fd < 0)
+        return 1;
+    p.fd = fd;
+    p.events = POLLIN;
+    p.revents = 0;
+    if (poll(&p, 1, 0) <= 0)
+        return 1;
+    if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
+        return 0;
+    /* Readable while idle: EOF means closed; data (a TLS record, a
+     * notice of disconnection) is left for the library to handle. */
+    n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+                               errno == EINTR));
+}
+
+/* Milliseconds on the monotonic clock (the budget's time base). */
+int64_t
+yk_mono_ms(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return 0;
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* How long the next operation may wait, into *tv: the per-operation
+ * timeout, or what is left of the budget when that is less (so never
+ * zero, which libldap would refuse or read as "no limit").  With the
+ * budget spent: YK_ERR_STORE_TIMEOUT, and the operation is not sent. */
+krb5_error_code
+yk_op_timeout(yk_store *st, struct timeval *tv)
+{
+    int64_t left;
+    int ms = st->cfg.timeout_ms > 0 ? st->cfg.timeout_ms :
+        YK_DEFAULT_TIMEOUT_MS;
+
+    if (st->deadline_ms != 0) {
+        left = st->deadline_ms - yk_mono_ms();
+        if (left <= 0) {
+            yk_store_set_error(st, "the attempt's time budget is spent: no further "
+                      "LDAP operation sent");
+            return YK_ERR_STORE_TIMEOUT;
+        }
+        if (left < ms)
+            ms = (int)left;
+    }
+    tv->tv_sec = ms / 1000;
+    tv->tv_usec = (ms % 1000) * 1000;
+    return 0;
+}
+
+/* SASL interaction: answer nothing, so mechanisms that need no prompts
+ * (EXTERNAL, GSSAPI) use their defaults. */
+static int
+sasl_no_prompts(LDAP *ld, unsigned flags, void *defaults, void *in)
+{
+    return LDAP_SUCCESS;
+}
+
+/* Record an LDAP failure on c: describe it, drop the connection when it
+ * is unusable, and return our code. */
+krb5_error_code
+yk_conn_fail(yk_store *st, yk_conn *c, const char *what, int rc,
+          const char *diag, enum yk_op_kind kind)
+{
+    yk_store_set_error(st, "%s on %s server: %s%s%s", what,
+              c->is_write ? "write" : "read", ldap_err2string(rc),
+              diag != NULL && *diag != '\0' ? ": " : "",
+              diag != NULL ? diag : "");
+    if (ldap_error_drops(rc))
+        yk_conn_drop(c);
+    return yk_ldap_error(rc, diag, kind);
+}
+
+
+/* Send a simple bind as cfg->bind_dn on c and wait for its result (within
+ * the timeout and the budget, like any operation). */
+static krb5_error_code
+conn_simple_bind(yk_store *st, yk_conn *c)
+{
+    krb5_error_code ret;
+    struct berval cred;
+    LDAPMessage *res = NULL;
+    int rc, msgid;
+
+    cred.bv_val = st->cfg.password;
+    cred.bv_len = strlen(st->cfg.password);
+    rc = ldap_sasl_bind(c->ld, st->cfg.bind_dn, LDAP_SASL_SIMPLE, &cred,
+                        NULL, NULL, &msgid);
+    if (rc != LDAP_SUCCESS)
+        return yk_conn_fail(st, c, "bind", rc, NULL, YK_OP_READ);
+    ret = yk_conn_wait(st, c, msgid, "bind", YK_OP_READ, &res);
+    if (ret)
+        return ret;
+    return yk_conn_check_result(st, c, res, "bind", YK_OP_READ);
+}
+
+/* Open and bind a new connection on c to uri.  A bind the directory
+ * refuses (YK_ERR_STORE_ACCESS) is remembered: yk_store_bind_refused. */
+static krb5_error_code
+conn_open(yk_store *st, yk_conn *c, const char *uri)
+{
+    krb5_error_code ret;
+    const yk_store_config *cfg = &st->cfg;
+    struct timeval tv;
+    int rc, version = LDAP_VERSION3;
+
+    ret = yk_op_timeout(st, &tv);
+    if (ret)
+        return ret;
+    rc = ldap_initialize(&c->ld, uri);
+    if (rc != LDAP_SUCCESS) {
+        yk_store_set_error(st, "bad LDAP URI \"%s\": %s", uri, ldap_err2string(rc));
+        c->ld = NULL;
+        return YK_ERR_CONFIG;
+    }
+    c->pid = getpid();
+    if (ldap_set_option(c->ld, LDAP_OPT_PROTOCOL_VERSION, &version) ||
+        ldap_set_option(c->ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF) ||
+        ldap_set_option(c->ld, LDAP_OPT_NETWORK_TIMEOUT, &tv) ||
+        ldap_set_option(c->ld, LDAP_OPT_TIMEOUT, &tv)) {
+        yk_store_set_error(st, "cannot set LDAP options");
+        yk_conn_drop(c);
+        return YK_ERR_STORE_UNAVAILABLE;
+    }
+
+    if (cfg->sasl_mech != NULL) {
+        rc = ldap_sasl_interactive_bind_s(c->ld, NULL, cfg->sasl_mech, NULL,
+                                          NULL, LDAP_SASL_QUIET,
+                                          sasl_no_prompts, NULL);
+        ret = rc == LDAP_SUCCESS ? 0 :
+            yk_conn_fail(st, c, "bind", rc, NULL, YK_OP_READ);
+    } else if (cfg->bind_dn != NULL) {
+        if (cfg->password == NULL) {
+            yk_store_set_error(st, "no password for bind DN %s", cfg->bind_dn);
+            yk_conn_drop(c);
+            return YK_ERR_CONFIG;
+        }
+        ret = conn_simple_bind(st, c);
+    } else {
+        /* Anonymous: LDAPv3 needs no bind; the first operation connects. */
+        return 0;
+    }
+    if (ret) {
+        yk_conn_drop(c);
+        st->bind_refused = ret == YK_ERR_STORE_ACCESS;
+        return ret;
+    }
+    return 0;
+}
+
+/* A usable handle for c (read or write side), connecting if needed. */
+krb5_error_code
+yk_conn_get(yk_store *st, int write, yk_conn **c_out)
+{
+    krb5_error_code ret;
+    yk_conn *c = write ? &st->wr : &st->rd;
+    const char *uri = st->cfg.uri;
+
+    if (write && st->cfg.write_uri != NULL)
+        uri = st->cfg.write_uri;
+    if (c->ld != NULL && (c->pid != getpid() || !yk_conn_alive(c)))
+        yk_conn_drop(c);
+    if (c->ld == NULL) {
+        ret = conn_open(st, c, uri);
+        if (ret)
+            return ret;
+    }
+    *c_out = c;
+    return 0;
+}
+
+/* Wait for the whole result of msgid on c, at most the timeout; on a
+ * timeout abandon it and drop the connection. */
+krb5_error_code
+yk_conn_wait(yk_store *st, yk_conn *c, int msgid, const char *what,
+          enum yk_op_kind kind, LDAPMessage **res_out)
+{
+    struct timeval tv = { 0, 0 };
+    LDAPMessage *res = NULL;
+    int rc = 0, ms;
+
+    if (yk_op_timeout(st, &tv) == 0)
+        rc = ldap_result(c->ld, msgid, LDAP_MSG_ALL, &tv, &res);
+    if (rc == 0) {
+        /* Timed out, or the budget was spent before the wait. */
+        ms = (int)(tv.tv_sec * 1000 + tv.tv_usec / 1000);
+        if (ms < st->cfg.timeout_ms)
+            yk_store_set_error(st, "%s on %s server: no answer within the %d ms left "
+                      "of the attempt's time budget", what,
+                      c->is_write ? "write" : "read", ms);
+        else
+            yk_store_set_error(st, "%s on %s server: no answer within %d ms", what,
+                      c->is_write ? "write" : "read", st->cfg.timeout_ms);
+        ldap_abandon_ext(c->ld, msgid, NULL, NULL);
+        yk_conn_drop(c);
+        return YK_ERR_STORE_TIMEOUT;
+    }
+    if (rc < 0 || res == NULL) {
+        if (ldap_get_option(c->ld, LDAP_OPT_RESULT_CODE, &rc) !=
+            LDAP_OPT_SUCCESS || rc == LDAP_SUCCESS)
+            rc = LDAP_SERVER_DOWN;
+        ldap_msgfree(res);
+        return yk_conn_fail(st, c, what, rc, NULL, kind);
+    }
+    *res_out = res;
+    return 0;
+}
+
+/* Check the final result of res (freed here); translate its code. */
+krb5_error_code
+yk_conn_check_result(yk_store *st, yk_conn *c, LDAPMessage *res,
+                  const char *what, enum yk_op_kind kind)
+{
+    krb5_error_code ret;
+    char *diag = NULL;
+    int rc, err = LDAP_SUCCESS;
+
+    rc = ldap_parse_result(c->ld, res, &err, NULL, &diag, NULL, NULL, 1);
+    if (rc != LDAP_SUCCESS)
+        err = rc;
+    if (err == LDAP_SUCCESS) {
+        ldap_memfree(diag);
+        return 0;
+    }
+    ret = yk_conn_fail(st, c, what, err, diag, kind);
+    ldap_memfree(diag);
+    return ret;
+}
+
+/* The last LDAP failure described in words (never holds a secret). */
+const char *
+yk_store_last_error(const yk_store *st)
+{
+    if (st == NULL || st->errbuf[0] == '\0')
+        return "no LDAP error";
+    return st->errbuf;
+}
+
+/* Start (or, with budget_ms <= 0, remove) a time budget; see store.h. */
+void
+yk_store_set_budget(yk_store *st, int budget_ms)
+{
+    if (st == NULL)
+        return;
+    st->deadline_ms = budget_ms > 0 ? yk_mono_ms() + budget_ms : 0;
+    /* 0 means "no budget": a clock at 0 must not make one vanish. */
+    if (budget_ms > 0 && st->deadline_ms == 0)
+        st->deadline_ms = 1;
+}
+
+/* Whether the last failure was a refused bind; see store.h. */
+int
+yk_store_bind_refused(const yk_store *st)
+{
+    return st != NULL && st->bind_refused;
+}
