@@ -500,7 +500,10 @@ load_own_relations(yk_admin *adm, profile_t profile)
     return ret;
 }
 
-/* Load kdc.conf's relations for the realm, the overrides laid over it. */
+#define YK_ADMIN_WHY_LEN 512       /* a configuration error's text */
+
+/* Load kdc.conf's relations for the realm, the overrides laid over it;
+ * a write target of several servers is refused. */
 krb5_error_code
 yk_admin_load_config(yk_admin *adm)
 {
@@ -511,6 +514,7 @@ yk_admin_load_config(yk_admin *adm)
     profile_t base = NULL, profile = NULL;
     krb5_error_code ret;
     overlay ov;
+    char why[YK_ADMIN_WHY_LEN];
 
     if (adm->config_loaded)
         return 0;
@@ -549,6 +553,13 @@ yk_admin_load_config(yk_admin *adm)
     if (ret) {
         yk_config_clear(&adm->cfg);
         yk_admin_fail("out of memory");
+        goto cleanup;
+    }
+    ret = yk_config_check_write_target(&adm->cfg.store, why, sizeof(why));
+    if (ret) {
+        yk_config_clear(&adm->cfg);
+        yk_admin_fail("realm %s in %s: %s", adm->realm, adm->config_path,
+                      why);
         goto cleanup;
     }
     adm->config_loaded = 1;

@@ -404,6 +404,10 @@ realm_open_name(krb5_context ctx, const char *realm, hook_realm *hr,
     /* As the KDC module: both needed, else no tokens work here. */
     if (hr->cfg.store.uri == NULL || hr->cfg.store.base == NULL)
         goto cleanup;
+    ret = yk_config_check_write_target(&hr->cfg.store, why,
+                                       YK_HOOK_MSG_MAX);
+    if (ret)
+        goto cleanup;
     ret = yk_store_new(&hr->cfg.store, &hr->st);
     if (ret) {
         fmt(why, "cannot set up the token directory of realm %s: %s",

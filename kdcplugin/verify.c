@@ -310,6 +310,11 @@ yk_realm_new(profile_t profile, const char *realm, yk_realm **realm_out)
                             "must both be set");
         goto cleanup;
     }
+    if (yk_config_check_write_target(&r->cfg.store, r->config_error,
+                                     sizeof(r->config_error)) != 0) {
+        r->misconfigured = 1;
+        goto cleanup;
+    }
     if (sasl_needs_ticket(r->cfg.store.sasl_mech)) {
         realm_misconfigured(r, "yubikey_ldap_sasl_mech = %s cannot work in "
                             "the KDC (it needs a ticket from the KDC "

@@ -23,6 +23,7 @@
                                     * most this many yubikey_ldap_timeout */
 #define YK_CAS_MAX_ROUNDS 4        /* swaps lost to others, at most */
 #define YK_DETAIL_LEN 160          /* a verdict's free-text detail */
+#define YK_CONFIG_ERROR_LEN 512    /* why a realm is misconfigured */
 #define YK_LOG_LINE_LEN 1024       /* one KDC log line */
 
 /* One realm's state: its configuration, store, cache, keyring and circuit
@@ -32,7 +33,7 @@ typedef struct {
     int active;                  /* a token directory is configured */
     int misconfigured;           /* its yubikey settings are invalid: OTP
                                   * logins are discarded (never active) */
-    char config_error[YK_DETAIL_LEN]; /* why, when misconfigured */
+    char config_error[YK_CONFIG_ERROR_LEN]; /* why, when misconfigured */
     yk_config cfg;               /* (the bind password is only in store) */
     yk_store *store;             /* connects lazily, after the fork */
     yk_cache *cache;

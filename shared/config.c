@@ -344,6 +344,7 @@ kldap_defaults(profile_t profile, const char *realm, yk_store_config *sc,
         goto cleanup;
     take_default(&sc->uri, v != NULL ? v : strdup("ldapi://"));
     v = NULL;
+    sc->uri_from_kldap = 1;
     if (sc->uri == NULL) {
         ret = ENOMEM;
         goto cleanup;
@@ -543,6 +544,7 @@ yk_store_config_copy(const yk_store_config *in, yk_store_config *out)
         return ret;
     }
     cp.timeout_ms = in->timeout_ms;
+    cp.uri_from_kldap = in->uri_from_kldap;
     *out = cp;
     return 0;
 }
@@ -576,4 +578,63 @@ yk_config_clear(yk_config *cfg)
     free(cfg->indicator);
     free(cfg->indicator_2fa);
     memset(cfg, 0, sizeof(*cfg));
+}
+
+/* How many URIs list holds (separated by spaces or commas, as
+ * ldap_initialize reads it); the first one's length into *first_len. */
+static size_t
+count_uris(const char *list, size_t *first_len)
+{
+    const char *p = list;
+    size_t n = 0, len;
+
+    *first_len = 0;
+    while (*p != '\0') {
+        p += strspn(p, " \t,");
+        len = strcspn(p, " \t,");
+        if (len == 0)
+            break;
+        if (n == 0)
+            *first_len = len;
+        n++;
+        p += len;
+    }
+    return n;
+}
+
+const char *
+yk_config_write_target(const yk_store_config *sc)
+{
+    return sc->write_uri != NULL ? sc->write_uri : sc->uri;
+}
+
+krb5_error_code
+yk_config_check_write_target(const yk_store_config *sc, char *why,
+                             size_t len)
+{
+    const char *target = yk_config_write_target(sc), *from;
+    size_t n, first_len;
+
+    if (len > 0)
+        why[0] = '\0';
+    if (target == NULL)
+        return 0;
+    n = count_uris(target, &first_len);
+    if (n <= 1)
+        return 0;
+    if (sc->write_uri != NULL)
+        from = "yubikey_ldap_write_uri";
+    else if (sc->uri_from_kldap)
+        from = "yubikey_ldap_write_uri is unset, so writes would go to "
+            "kldap's ldap_servers, which";
+    else
+        from = "yubikey_ldap_write_uri is unset, so writes would go to "
+            "yubikey_ldap_uri, which";
+    snprintf(why, len, "%s names %lu LDAP servers (%s), but every OTP's "
+             "counter must be swapped on exactly one server, the same for "
+             "every KDC (else two KDCs can each accept one OTP): set "
+             "yubikey_ldap_write_uri to that one provider, e.g. "
+             "yubikey_ldap_write_uri = %.*s", from, (unsigned long)n, target,
+             (int)first_len, target + strspn(target, " \t,"));
+    return YK_ERR_CONFIG;
 }

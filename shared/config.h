@@ -16,6 +16,7 @@
 typedef struct {
     char *uri;              /* read server(s), space separated */
     char *write_uri;        /* the compare-and-swap server; NULL = uri */
+    int uri_from_kldap;     /* uri is kldap's ldap_servers (default) */
     char *bind_dn;          /* simple bind DN; NULL = anonymous or SASL */
     char *password;         /* secret (from the password file): wiped */
     char *sasl_mech;        /* e.g. EXTERNAL; overrides simple bind */
@@ -44,6 +45,15 @@ typedef struct {
  * the callers check what they need. */
 krb5_error_code yk_config_load(profile_t profile, const char *realm,
                                yk_config *cfg_out);
+
+/* The server(s) that take the compare-and-swap and every write:
+ * write_uri, else uri (NULL when neither is set). */
+const char *yk_config_write_target(const yk_store_config *sc);
+
+/* 0 when the write target names at most one server; else YK_ERR_CONFIG
+ * and, in why (len bytes), what is wrong and what to set. */
+krb5_error_code yk_config_check_write_target(const yk_store_config *sc,
+                                             char *why, size_t len);
 
 /* Deep copy of a store configuration. */
 krb5_error_code yk_store_config_copy(const yk_store_config *in,

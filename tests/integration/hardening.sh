@@ -15,7 +15,9 @@
 # 4. A bind the directory refuses (wrong KDC password) opens the breaker:
 #    one CONFIGURATION ERROR line, not one per request.
 # 5. A second realm with a bad yubikey configuration (SASL GSSAPI, then a
-#    malformed timeout) is logged and its OTP logins DISCARDed, while the
+#    malformed timeout, a write target naming two servers: in
+#    yubikey_ldap_write_uri, or in yubikey_ldap_uri with no write URI) is
+#    logged and its OTP logins DISCARDed, while the
 #    first realm's OTP logins and the second's password logins work.
 # Exit 0 pass, 1 fail, 77 skip (announced).
 
@@ -358,5 +360,15 @@ second_realm "  yubikey_ldap_uri = $YK_LDAP_URI
   yubikey_ldap_timeout = soon"
 check_two_realms "bad yubikey configuration"
 yk_ok "$R2 with a malformed yubikey_ldap_timeout: the same"
+second_realm "  yubikey_ldap_uri = $YK_LDAP_URI
+  yubikey_ldap_write_uri = $YK_LDAP_URI ldap://127.0.0.1:9/
+  yubikey_ldap_base = $YK_LDAP_BASE"
+check_two_realms "yubikey_ldap_write_uri names 2 LDAP servers"
+yk_ok "$R2 whose yubikey_ldap_write_uri names two servers: the same"
+second_realm "  yubikey_ldap_uri = $YK_LDAP_URI,ldap://127.0.0.1:9/
+  yubikey_ldap_base = $YK_LDAP_BASE"
+check_two_realms "yubikey_ldap_write_uri is unset, so writes would go to"
+yk_ok "$R2 whose yubikey_ldap_uri names two servers and no write URI:" \
+    "the same"
 echo "PASS: hardening.sh"
 exit 0

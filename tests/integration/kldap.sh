@@ -10,7 +10,9 @@
 # +requires_hwauth, indicators on service tickets, the access rules as
 # each identity sees them, a principal matched twice (loud, DISCARD, no
 # lockout), a KDC identity that may not swap (logged as a configuration
-# error), and lockout (maxfailure 3).  Exit 0 pass, 1 fail, 77 skip.
+# error), ldap_servers naming two servers without yubikey_ldap_write_uri
+# (refused at start: one write server), and lockout (maxfailure 3).
+# Exit 0 pass, 1 fail, 77 skip.
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 # shellcheck source=kldaprealm.sh
@@ -416,6 +418,62 @@ done
       yk_fail "ykadmin list over ldapi:// with SASL EXTERNAL failed"; }
 yk_ok "ldap_servers = ldapi://..., ldap_kdc_sasl_mech = EXTERNAL:" \
     "alice's and bob's OTPs accepted; ykadmin list works the same way"
+
+# --- one write server: kldap's ldap_servers naming two -------------------
+# kldap itself takes a list (libldap fails over through it); the counter
+# swap must not: every KDC has to swap on the same one server.
+yk_kdc_stop
+YK_KLDAP_SERVERS="$YK_LDAPI_URI ldap://127.0.0.1:$YK_SLAPD_PORT/"
+yk_realm_write_config
+: > "$YK_KDC_LOG"
+yk_kdc_start
+want="CONFIGURATION ERROR: realm $R: yubikey_ldap_write_uri is unset, so"
+want="$want writes would go to kldap's ldap_servers, which names 2 LDAP"
+grep -q "$want servers" "$YK_KDC_LOG" ||
+    { grep yubikey: "$YK_KDC_LOG" >&2;
+      yk_fail "ldap_servers with two URIs: no CONFIGURATION ERROR"; }
+grep -q "set yubikey_ldap_write_uri to that one provider" "$YK_KDC_LOG" ||
+    yk_fail "the CONFIGURATION ERROR does not say what to set"
+# The test client sends our padata unasked (the realm gives no hint).
+KRB5_CONFIG=$YK_KRB5_CONF_PLAIN "$YK_BUILDDIR/tests/client/yktestclient" \
+    --optimistic --password alice-pw --otp "$(yk_otp "${TOK[alice]}")" \
+    "alice@$R" > "$YK_TMP/tc.out" 2>&1
+rc=$?
+[ "$rc" = 2 ] || { cat "$YK_TMP/tc.out" >&2;
+    yk_fail "alice: test client exit $rc with two write servers, want 2" \
+        "(no reply)"; }
+last_log_has alice "verdict=discarded reason=backend: CONFIGURATION ERROR"
+kadmin.local -r "$R" addprinc -pw carol-pw carol \
+    > "$YK_KRB5_DIR/kadmin.out" 2>&1 ||
+    { cat "$YK_KRB5_DIR/kadmin.out" >&2; yk_fail "addprinc carol"; }
+KRB5_CONFIG=$YK_KRB5_CONF_PLAIN login carol carol-pw > /dev/null ||
+    { cat "$YK_TMP/kinit.out" >&2;
+      yk_fail "carol: password login refused (two servers)"; }
+"$YK_YKADMIN_BIN" -r "$R" list > "$YK_TMP/list.out" 2>&1 &&
+    yk_fail "ykadmin list worked with two write servers"
+grep -q "names 2 LDAP servers" "$YK_TMP/list.out" ||
+    { cat "$YK_TMP/list.out" >&2; yk_fail "ykadmin: no clear error"; }
+yk_ok "ldap_servers naming two servers, no yubikey_ldap_write_uri:" \
+    "CONFIGURATION ERROR at start, OTP logins DISCARDed, password logins" \
+    "work, ykadmin refuses"
+yk_kdc_stop
+YK_KDC_EXTRA="  yubikey_ldap_write_uri = $YK_LDAPI_URI"
+yk_realm_write_config
+yk_kdc_start
+login alice alice-pw "$(yk_otp "${TOK[alice]}")" ||
+    { cat "$YK_TMP/kinit.out" >&2;
+      yk_fail "alice: refused with one yubikey_ldap_write_uri"; }
+last_log_has alice "verdict=accepted"
+"$YK_YKADMIN_BIN" -r "$R" list > "$YK_TMP/list.out" 2>&1 ||
+    { cat "$YK_TMP/list.out" >&2;
+      yk_fail "ykadmin list with one yubikey_ldap_write_uri"; }
+yk_ok "the same with yubikey_ldap_write_uri naming one: OTP accepted," \
+    "ykadmin works"
+yk_kdc_stop
+YK_KDC_EXTRA=
+YK_KLDAP_SERVERS=$YK_LDAPI_URI
+yk_realm_write_config
+yk_kdc_start
 
 # --- lockout on kldap: maxfailure 3 -------------------------------------
 kadmin.local -r "$R" addpol -maxfailure 3 lockpol \

@@ -188,6 +188,7 @@ yk_kldap_setup() {
     YK_KDC_LOG=$YK_KRB5_DIR/kdc.log
     YK_KRB5_CONF=$YK_KRB5_DIR/krb5.conf
     YK_KRB5_CONF_PLAIN=$YK_KRB5_DIR/krb5-plain.conf
+    YK_KRB5_CONF_STOCK=$YK_KRB5_DIR/krb5-stock.conf
     YK_KLDAP_KEYFILE=$YK_KRB5_DIR/service.keyfile
     mkdir -p "$YK_KRB5_DIR" || yk_fail "mkdir $YK_KRB5_DIR"
     YK_KDC_PORT=$(yk_realm_free_port) || yk_fail "no free port"
