@@ -17,9 +17,9 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 R=$YK_REALM
 WEB=HTTP/web.example.com        # require_auth yubikey-2fa
-ANON=$YK_TMP/anon.cc HOST=$YK_TMP/host.cc
 
 yk_realm_setup
+ANON=$YK_TMP/anon.cc HOST=$YK_TMP/host.cc     # after yk_init made YK_TMP
 yk_realm_pkinit_setup
 yk_realm_addprinc alice alice-pw
 yk_realm_addprinc bob bob-pw
