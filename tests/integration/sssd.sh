@@ -142,9 +142,10 @@ sssd_check() {
         command -v "$f" >/dev/null 2>&1 ||
             skip_sssd "$f not found (apt-get install util-linux pamtester)"
     done
-    [ -x /usr/sbin/sssd ] && [ -x /usr/libexec/sssd/krb5_child ] ||
+    if [ ! -x /usr/sbin/sssd ] || [ ! -x /usr/libexec/sssd/krb5_child ]; then
         skip_sssd "sssd or its krb5_child not found (apt-get install" \
             "sssd-krb5 sssd-common)"
+    fi
     ls /lib/*/security/pam_sss.so /usr/lib/*/security/pam_sss.so \
         >/dev/null 2>&1 ||
         skip_sssd "pam_sss.so not found (apt-get install libpam-sss)"
@@ -166,12 +167,12 @@ sssd_files() {
     chmod 1777 "$S/tmp"
     { cp /etc/passwd "$S/passwd" && cp /etc/group "$S/group"; } ||
         yk_fail "cannot copy /etc/passwd and /etc/group"
-    echo "alice:x:61001:61001:alice:/nonexistent:/usr/sbin/nologin" \
-        >> "$S/passwd"
-    echo "erin:x:61002:61002:erin:/nonexistent:/usr/sbin/nologin" \
-        >> "$S/passwd"
-    echo "hw:x:61003:61003:hw:/nonexistent:/usr/sbin/nologin" >> "$S/passwd"
-    printf 'alice:x:61001:\nerin:x:61002:\n' >> "$S/group"
+    {
+        echo "alice:x:61001:61001:alice:/nonexistent:/usr/sbin/nologin"
+        echo "erin:x:61002:61002:erin:/nonexistent:/usr/sbin/nologin"
+        echo "hw:x:61003:61003:hw:/nonexistent:/usr/sbin/nologin"
+    } >> "$S/passwd"
+    printf 'alice:x:61001:\nerin:x:61002:\nhw:x:61003:\n' >> "$S/group"
     printf 'passwd: files\ngroup: files\nshadow: files\n' \
         > "$S/nsswitch.conf"
     printf 'auth     required   pam_sss.so\naccount  required   pam_sss.so\n' \
@@ -265,8 +266,9 @@ grep -q 'Password:YubiKey OTP:' "$S/pam.out" ||
     { cat "$S/pam.out" >&2; yk_fail "pam_sss did not ask Password: then" \
         "YubiKey OTP:"; }
 yk_expect_attempt alice "mode=2fa verdict=accepted"
-cc=$(ls "$S"/tmp/krb5cc_61001_* 2>/dev/null | head -1)
-[ -n "$cc" ] || yk_fail "sssd stored no ccache for alice"
+ccs=("$S"/tmp/krb5cc_61001_*)
+cc=${ccs[0]}
+[ -f "$cc" ] || yk_fail "sssd stored no ccache for alice"
 yk_expect_strong_tgt "alice (sssd)" "$cc" "$WEB"
 yk_ok "sssd + pam_sss, policy 2fa: password and OTP -> TGT flagged H," \
     "$WEB issued"
