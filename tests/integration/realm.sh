@@ -26,6 +26,9 @@
 #                            the module's log lines for PRINC, in order
 #                            (in LOG: default the KDC's, $YK_KDC_LOG)
 #   yk_tgt_flags [CCACHE]    the flags of the ccache's TGT (klist -f)
+#   yk_expect_strong_tgt WHO CCACHE SERVICE
+#                            fail unless the TGT is flagged H and gets a
+#                            ticket for SERVICE (require_auth yubikey-2fa)
 #   yk_armor_ccache FILE     a FAST armor ccache from a host keytab
 #   yk_realm_pkinit_setup    anonymous PKINIT (after yk_realm_setup, before
 #                            yk_kdc_start): a throwaway CA and KDC
@@ -442,6 +445,19 @@ yk_attempts_made() {
 yk_tgt_flags() {
     klist -f ${1:+-c "$1"} 2>/dev/null | awk '/krbtgt\// { getline;
         sub(/.*Flags: /, ""); print; exit }'
+}
+
+# yk_expect_strong_tgt WHO CCACHE SERVICE: the TGT in CCACHE is flagged H
+# (hardware authentication) and gets a ticket for SERVICE (a require_auth
+# yubikey-2fa service); else fail, naming WHO.
+yk_expect_strong_tgt() {
+    case "$(yk_tgt_flags "$2")" in
+        *H*) ;;
+        *) yk_fail "$1: the TGT is not flagged H" ;;
+    esac
+    KRB5CCNAME=$2 kvno "$3" > "$YK_TMP/kvno.out" 2>&1 ||
+        { cat "$YK_TMP/kvno.out" >&2; yk_fail "$1: no ticket for $3" \
+            "(require_auth yubikey-2fa)"; }
 }
 
 # A FAST armor ccache in FILE, from the keytab of a host principal made

@@ -17,9 +17,9 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 R=$YK_REALM
 WEB=HTTP/web.example.com        # require_auth yubikey-2fa
-ANON=$YK_TMP/anon.cc HOST=$YK_TMP/host.cc
 
 yk_realm_setup
+ANON=$YK_TMP/anon.cc HOST=$YK_TMP/host.cc     # after yk_init made YK_TMP
 yk_realm_pkinit_setup
 yk_realm_addprinc alice alice-pw
 yk_realm_addprinc bob bob-pw
@@ -65,13 +65,7 @@ for armor in "$ANON" "$HOST"; do
     grep -q "Preauth module otp (141)" "$YK_TMP/trace" ||
         yk_fail "the stock client did not use MIT's otp client (141)"
     expect_log alice "mode=2fa verdict=accepted"
-    case "$(yk_tgt_flags "$YK_TMP/alice.cc")" in
-        *H*) ;;
-        *) yk_fail "alice's TGT is not flagged H" ;;
-    esac
-    KRB5CCNAME=$YK_TMP/alice.cc kvno "$WEB" > "$YK_TMP/kvno.out" 2>&1 ||
-        { cat "$YK_TMP/kvno.out" >&2; yk_fail "alice: no ticket for $WEB" \
-            "(require_auth yubikey-2fa)"; }
+    yk_expect_strong_tgt "alice ($what armor)" "$YK_TMP/alice.cc" "$WEB"
     yk_ok "stock kinit, $what armor: password + OTP -> TGT flagged H," \
         "$WEB issued"
 
