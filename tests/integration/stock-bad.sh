@@ -97,10 +97,11 @@ tc_refused() {
     shift 3
     tc "$name" "$@"
     rc=$?
-    [ "$rc" -eq 1 ] && grep -q "^result: refused: .*(KDC error 24)" \
-        "$YK_TMP/tc.out" ||
-        { cat "$YK_TMP/tc.out" >&2;
-          yk_fail "$name: $what: exit $rc, not refused with KDC error 24"; }
+    if [ "$rc" -ne 1 ] ||
+        ! grep -q "^result: refused: .*(KDC error 24)" "$YK_TMP/tc.out"; then
+        cat "$YK_TMP/tc.out" >&2
+        yk_fail "$name: $what: exit $rc, not refused with KDC error 24"
+    fi
     expect_log "$name" "$want"
 }
 
