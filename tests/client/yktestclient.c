@@ -15,10 +15,23 @@
  * the exchange (the "pa_type" configuration of an in-memory input ccache),
  * so a refusal never turns into an encrypted-timestamp login.
  *
+ * The otp-* kinds speak RFC 6560 instead, as stock clients do: a second
+ * in-process module "yktest-otp" for padata 141 answers the KDC's
+ * PA-OTP-CHALLENGE with a PA-OTP-REQUEST (142) built with the project's
+ * codec (shared/rfc6560.h): encData is PA-OTP-ENC-REQUEST{nonce} under
+ * the FAST armor key (cb->fast_armor, key usage 45), otp-value is the
+ * password (if any) followed by the OTP.  Padata inside FAST is
+ * encrypted, so the bad requests (garbage, malformed, truncated, wrong
+ * nonce or key, a nonce of an earlier exchange, unarmored, over-long)
+ * are made here, not in the send hook.  Registered before libkrb5's
+ * built-in modules, it takes 141 from MIT's own "otp" module (the trace
+ * says "conflicts with module"); the exchange is restricted to 141.
+ *
  * Output: one line "result: issued", "result: refused: <message> (KDC
  * error N)", "result: no reply", "result: resent ..." or "result: error:
  * <message>" per exchange; exit 0, 1, 2, 4 or 3 accordingly (for --send
- * replay*: the replay's).  A "hint: ..." line shows the KDC's hint.
+ * replay*: the replay's).  A "hint: ..." line shows the KDC's hint, a
+ * "challenge: ..." line its PA-OTP-CHALLENGE.
  *
  * krb5kdc answers a byte-identical request seen in the last two minutes
  * from its lookaside cache, before any preauth module runs; the replay
@@ -45,6 +58,7 @@
 #include "emu.h"
 #include "errors.h"
 #include "padata.h"
+#include "rfc6560.h"
 #include "secmem.h"
 
 /*
@@ -71,34 +85,54 @@ krb5_error_code k5_plugin_register(krb5_context context, int interface_id,
 #define YKT_WRONG_SUFFIX "x"         /* wrong-ts: password + this */
 #define YKT_GENTIME_LEN 15           /* "YYYYMMDDHHMMSSZ" */
 #define YKT_DER_MAX 256              /* wrong-ts: the EncryptedData */
+#define YKT_LONG_PAD 4096            /* otp-long: default --pad */
+#define YKT_PAD_MAX 65000            /* --pad: a DER length below 64 KiB */
+#define YKT_NONCE_LEN 32             /* otp-unarmored: its made-up nonce */
+#define YKT_DER_HEAD_MAX 4           /* tag and a length below 64 KiB */
+#define YKT_UNKNOWN_FIELD 0x8e       /* otp-malformed: [14], not in 6560 */
 
 /* What --send can ask for. */
 enum ykt_kind_id {
     K_GOOD2FA, K_GOODOTP, K_UNARMORED_OTP, K_MALFORMED, K_TRUNCATED,
-    K_DOUBLE, K_STALE, K_WRONG_NONCE, K_WRONG_TS, K_REPLAY, K_REPLAY_OTP
+    K_DOUBLE, K_STALE, K_WRONG_NONCE, K_WRONG_TS, K_REPLAY, K_REPLAY_OTP,
+    K_OTP_GOOD, K_OTP_GARBAGE, K_OTP_MALFORMED, K_OTP_TRUNCATED,
+    K_OTP_WRONG_NONCE, K_OTP_WRONG_KEY, K_OTP_REUSED_NONCE,
+    K_OTP_UNARMORED, K_OTP_LONG
 };
 
 /* One --send kind: its name, the request mode it uses, whether it runs a
- * second (replayed) exchange. */
+ * second (replayed) exchange, whether it speaks RFC 6560. */
 typedef struct {
     const char *name;
     enum ykt_kind_id id;
-    int mode;                /* YK_MODE_2FA, YK_MODE_OTP, 0: none */
+    int mode;                /* YK_MODE_2FA, YK_MODE_OTP, 0: none; RFC
+                              * 6560: YK_MODE_OTP when it carries the
+                              * OTP (the password is optional) */
     int replay;              /* two exchanges, the second replayed */
+    int rfc6560;             /* answers 141 with a 142 */
 } ykt_kind;
 
 static const ykt_kind ykt_kinds[] = {
-    { "good2fa", K_GOOD2FA, YK_MODE_2FA, 0 },
-    { "goodotp", K_GOODOTP, YK_MODE_OTP, 0 },
-    { "unarmored-otp", K_UNARMORED_OTP, YK_MODE_OTP, 0 },
-    { "malformed", K_MALFORMED, 0, 0 },
-    { "truncated", K_TRUNCATED, YK_MODE_2FA, 0 },
-    { "double", K_DOUBLE, YK_MODE_2FA, 0 },
-    { "stale", K_STALE, YK_MODE_2FA, 0 },
-    { "wrong-nonce", K_WRONG_NONCE, YK_MODE_2FA, 0 },
-    { "wrong-ts", K_WRONG_TS, YK_MODE_2FA, 0 },
-    { "replay", K_REPLAY, YK_MODE_2FA, 1 },
-    { "replay-otp", K_REPLAY_OTP, YK_MODE_OTP, 1 },
+    { "good2fa", K_GOOD2FA, YK_MODE_2FA, 0, 0 },
+    { "goodotp", K_GOODOTP, YK_MODE_OTP, 0, 0 },
+    { "unarmored-otp", K_UNARMORED_OTP, YK_MODE_OTP, 0, 0 },
+    { "malformed", K_MALFORMED, 0, 0, 0 },
+    { "truncated", K_TRUNCATED, YK_MODE_2FA, 0, 0 },
+    { "double", K_DOUBLE, YK_MODE_2FA, 0, 0 },
+    { "stale", K_STALE, YK_MODE_2FA, 0, 0 },
+    { "wrong-nonce", K_WRONG_NONCE, YK_MODE_2FA, 0, 0 },
+    { "wrong-ts", K_WRONG_TS, YK_MODE_2FA, 0, 0 },
+    { "replay", K_REPLAY, YK_MODE_2FA, 1, 0 },
+    { "replay-otp", K_REPLAY_OTP, YK_MODE_OTP, 1, 0 },
+    { "otp-good", K_OTP_GOOD, YK_MODE_OTP, 0, 1 },
+    { "otp-garbage", K_OTP_GARBAGE, 0, 0, 1 },
+    { "otp-malformed", K_OTP_MALFORMED, YK_MODE_OTP, 0, 1 },
+    { "otp-truncated", K_OTP_TRUNCATED, YK_MODE_OTP, 0, 1 },
+    { "otp-wrong-nonce", K_OTP_WRONG_NONCE, YK_MODE_OTP, 0, 1 },
+    { "otp-wrong-key", K_OTP_WRONG_KEY, YK_MODE_OTP, 0, 1 },
+    { "otp-reused-nonce", K_OTP_REUSED_NONCE, YK_MODE_OTP, 0, 1 },
+    { "otp-unarmored", K_OTP_UNARMORED, YK_MODE_OTP, 0, 1 },
+    { "otp-long", K_OTP_LONG, YK_MODE_OTP, 0, 1 },
 };
 
 /* What came back for the request that carried our padata. */
@@ -119,6 +153,7 @@ typedef struct {
     const char *out;
     const char *replay_config;
     unsigned int replay_wait;
+    size_t pad;              /* otp-long: bytes of 'x' before the value */
     const ykt_kind *kind;
     int optimistic;
     int have_password;
@@ -141,10 +176,14 @@ typedef struct {
     int answer_error;        /* its KRB-ERROR code (ANS_ERROR) */
     krb5_data reply;         /* that answer's bytes */
     krb5_data first_reply;   /* the first exchange's, for replays */
+    int take_nonce;          /* otp-reused-nonce, first exchange: keep
+                              * the challenge's nonce, send nothing */
+    krb5_data taken_nonce;   /* that nonce */
 } ykt_state;
 
 static ykt_state ykt;
 static krb5_preauthtype ykt_pa_types[] = { YK_PADATA_TYPE, 0 };
+static krb5_preauthtype ykt_otp_pa_types[] = { KRB5_PADATA_OTP_CHALLENGE, 0 };
 
 /* Print the usage text to f. */
 static void
@@ -155,13 +194,19 @@ ykt_usage(FILE *f)
 "  --password PW | --password-file FILE   the password (mode 1 kinds)\n"
 "  --otp OTP | --emu STATEFILE   the OTP, or the next one of an emulated\n"
 "                                token (its state file is saved)\n"
-"  --armor CCACHE    FAST armor ccache (ignored by unarmored-otp)\n"
+"  --armor CCACHE    FAST armor ccache (ignored by unarmored-otp and\n"
+"                    otp-unarmored)\n"
 "  --out CCACHE      store the TGT there\n"
 "  --optimistic      send our padata in the first AS-REQ instead of\n"
 "                    answering the KDC's hint\n"
 "  --send KIND       good2fa (default), goodotp, unarmored-otp, malformed,\n"
 "                    truncated, double, stale, wrong-nonce, wrong-ts,\n"
-"                    replay, replay-otp\n"
+"                    replay, replay-otp; RFC 6560: otp-good, otp-garbage,\n"
+"                    otp-malformed, otp-truncated, otp-wrong-nonce,\n"
+"                    otp-wrong-key, otp-reused-nonce, otp-unarmored,\n"
+"                    otp-long\n"
+"  --pad N           otp-long: N bytes of 'x' before the value (default\n"
+"                    %d, at most %d)\n"
 "  --replay-config KRB5CONF   send the replay with this krb5.conf (e.g.\n"
 "                    naming another KDC of the realm)\n"
 "  --replay-wait SECONDS      wait before the replay\n"
@@ -175,6 +220,20 @@ ykt_usage(FILE *f)
 "mechanism's error); replay/replay-otp send a good\n"
 "request, then the byte-identical AS-REQ again in a second exchange\n"
 "(in place of its request carrying our padata).\n"
+"RFC 6560 kinds answer the KDC's PA-OTP-CHALLENGE (141, armored requests\n"
+"only: give --armor) with a PA-OTP-REQUEST (142) whose otp-value is the\n"
+"password, if given, then the OTP: otp-good is correct (as stock kinit\n"
+"sends it); otp-garbage is bytes that are no DER at all; otp-malformed is\n"
+"otp-good with a field RFC 6560 does not have ([14]) appended; otp-\n"
+"truncated is otp-good minus its last byte; otp-wrong-nonce encrypts the\n"
+"challenge's nonce with its last bit flipped; otp-wrong-key encrypts it\n"
+"under a random key instead of the armor key; otp-reused-nonce runs a\n"
+"first exchange that only takes its challenge's nonce (line 'challenge:\n"
+"nonce taken', nothing sent), then sends that nonce in a second exchange;\n"
+"otp-unarmored sends a 142 (a made-up nonce under a random key) in the\n"
+"first AS-REQ, without armor (--optimistic implied, --armor ignored);\n"
+"otp-long is otp-good with --pad bytes before the value, over the\n"
+"codec's limits (built by hand: the codec refuses to encode it).\n"
 "Prints 'result: issued' (exit 0), 'result: refused: MSG' (exit 1),\n"
 "'result: no reply' (exit 2) or 'result: error: MSG' (exit 3), one line\n"
 "per exchange (replay kinds exit with the replay's).  krb5kdc answers a\n"
@@ -186,8 +245,8 @@ ykt_usage(FILE *f)
 "DISCARD sends nothing: that shows as 'no reply', after libkrb5's own\n"
 "retry schedule (krb5 1.20 has no timeout setting; over TCP the KDC\n"
 "closes the connection and the answer comes at once).  Use a krb5.conf\n"
-"that does not load yubikey_client.so.\n", YKT_STALE_SECONDS,
-            YKT_WRONG_SUFFIX);
+"that does not load yubikey_client.so.\n", YKT_LONG_PAD, YKT_PAD_MAX,
+            YKT_STALE_SECONDS, YKT_WRONG_SUFFIX);
 }
 
 /* Read the first line of path (newline dropped) into the fixed password
@@ -584,6 +643,12 @@ ykt_process(krb5_context ctx, krb5_clpreauth_moddata moddata,
     case K_MALFORMED:
         ret = ykt_malformed(&enc);
         break;
+    default:
+        /* The RFC 6560 kinds: "yktest-otp" answers, not this module. */
+        krb5_set_error_message(ctx, KRB5_PREAUTH_FAILED, "yktest: --send "
+                               "%s is not for padata -22859",
+                               ykt.args->kind->name);
+        return KRB5_PREAUTH_FAILED;
     }
     if (ret == 0)
         ret = ykt_add_padata(&list, &n, type, &enc);
@@ -628,22 +693,32 @@ ykt_flags(krb5_context ctx, krb5_preauthtype pa_type)
     return PA_REAL;
 }
 
-/* The in-process module's vtable: "yktest" for our padata type. */
+/* Fill the vtable of an in-process test module: name, its padata types,
+ * its process; always a real mechanism that never tries again. */
 static krb5_error_code
-ykt_initvt(krb5_context ctx, int maj_ver, int min_ver,
-           krb5_plugin_vtable vtable)
+ykt_fill_vtable(int maj_ver, krb5_plugin_vtable vtable, const char *name,
+                krb5_preauthtype *types, krb5_clpreauth_process_fn process)
 {
     krb5_clpreauth_vtable vt;
 
     if (maj_ver != 1)
         return KRB5_PLUGIN_VER_NOTSUPP;
     vt = (krb5_clpreauth_vtable)vtable;
-    vt->name = "yktest";
-    vt->pa_type_list = ykt_pa_types;
+    vt->name = name;
+    vt->pa_type_list = types;
     vt->flags = ykt_flags;
-    vt->process = ykt_process;
+    vt->process = process;
     vt->tryagain = ykt_tryagain;
     return 0;
+}
+
+/* The in-process module's vtable: "yktest" for our padata type. */
+static krb5_error_code
+ykt_initvt(krb5_context ctx, int maj_ver, int min_ver,
+           krb5_plugin_vtable vtable)
+{
+    return ykt_fill_vtable(maj_ver, vtable, "yktest", ykt_pa_types,
+                           ykt_process);
 }
 
 /* Wipe and free d's bytes (malloc'd here) and empty it. */
@@ -670,6 +745,336 @@ ykt_data_set(krb5_data *dst, const krb5_data *src)
     dst->length = src->length;
     dst->magic = KV5M_DATA;
     return 0;
+}
+
+/* ---- RFC 6560: the module "yktest-otp" for padata 141 ------------------ */
+
+/* The otp-value into *value_out (malloc'd; free with yk_data_free, which
+ * wipes it): pad bytes of 'x', the password when given, the OTP. */
+static krb5_error_code
+ykt_otp_value(size_t pad, krb5_data *value_out)
+{
+    const ykt_args *a = ykt.args;
+    size_t pw_len = a->have_password ? strlen(a->password) : 0;
+    size_t len = pad + pw_len + a->otp_len;
+
+    value_out->data = malloc(len > 0 ? len : 1);
+    if (value_out->data == NULL)
+        return ENOMEM;
+    memset(value_out->data, 'x', pad);
+    memcpy(value_out->data + pad, a->password, pw_len);
+    memcpy(value_out->data + pad + pw_len, a->otp, a->otp_len);
+    value_out->length = (unsigned int)len;
+    value_out->magic = KV5M_DATA;
+    return 0;
+}
+
+/* encData: PA-OTP-ENC-REQUEST{nonce} encrypted under key with key usage
+ * 45 into *ct_out (its ciphertext malloc'd, the enctype key's). */
+static krb5_error_code
+ykt_otp_enc(krb5_context ctx, const krb5_keyblock *key,
+            const krb5_data *nonce, krb5_enc_data *ct_out)
+{
+    krb5_error_code ret;
+    krb5_data plain = { 0 };
+    size_t clen;
+
+    ret = yk_rfc6560_encode_enc_request(nonce, &plain);
+    if (ret == 0)
+        ret = krb5_c_encrypt_length(ctx, key->enctype, plain.length, &clen);
+    if (ret)
+        goto cleanup;
+    ct_out->magic = KV5M_ENC_DATA;
+    ct_out->enctype = key->enctype;
+    ct_out->kvno = 0;
+    ct_out->ciphertext.data = malloc(clen);
+    if (ct_out->ciphertext.data == NULL) {
+        ret = ENOMEM;
+        goto cleanup;
+    }
+    ct_out->ciphertext.length = (unsigned int)clen;
+    ret = krb5_c_encrypt(ctx, key, KRB5_KEYUSAGE_PA_OTP_REQUEST, NULL,
+                         &plain, ct_out);
+    if (ret) {
+        free(ct_out->ciphertext.data);
+        ct_out->ciphertext.data = NULL;
+    }
+
+cleanup:
+    yk_data_free(&plain);
+    return ret;
+}
+
+/* A PA-OTP-REQUEST into *der_out (malloc'd): flags 0, encData of nonce
+ * under key, otp-value value (absent when NULL), as MIT's client sends
+ * it (less its iterationCount 0, which the KDC ignores). */
+static krb5_error_code
+ykt_otp_request(krb5_context ctx, const krb5_keyblock *key,
+                const krb5_data *nonce, const krb5_data *value,
+                krb5_data *der_out)
+{
+    krb5_error_code ret;
+    yk_rfc6560_request req;
+
+    memset(&req, 0, sizeof(req));
+    ret = ykt_otp_enc(ctx, key, nonce, &req.enc_data);
+    if (ret)
+        return ret;
+    if (value != NULL) {
+        req.otp_value.present = TRUE;
+        req.otp_value.data = *value;
+    }
+    ret = yk_rfc6560_encode_request(&req, der_out);
+    free(req.enc_data.ciphertext.data);
+    return ret;
+}
+
+/* Append the primitive field tag (contents field) at the end of the outer
+ * SEQUENCE of *der, which is replaced (the old bytes wiped): fields and
+ * sizes the codec refuses to encode. */
+static krb5_error_code
+ykt_der_append(krb5_data *der, unsigned char tag, const krb5_data *field)
+{
+    const unsigned char *d = (const unsigned char *)der->data;
+    unsigned char *buf = NULL;
+    size_t hdr, body, cap, pos;
+
+    if (der->length < 2 || d[0] != 0x30)
+        return EINVAL;
+    hdr = d[1] < 0x80 ? 2 : (size_t)2 + (d[1] & 0x7f);
+    if (hdr > YKT_DER_HEAD_MAX || hdr > der->length)
+        return EINVAL;
+    body = der->length - hdr;
+    cap = body + field->length + 2 * YKT_DER_HEAD_MAX;
+    buf = malloc(cap);
+    if (buf == NULL)
+        return ENOMEM;
+    pos = cap;
+    if (ykt_der_put(buf, &pos, field->data, field->length) != 0 ||
+        ykt_der_head(buf, &pos, tag, field->length) != 0 ||
+        ykt_der_put(buf, &pos, d + hdr, body) != 0 ||
+        ykt_der_head(buf, &pos, 0x30, cap - pos) != 0) {
+        yk_zap(buf, cap);
+        free(buf);
+        return EOVERFLOW;
+    }
+    memmove(buf, buf + pos, cap - pos);
+    yk_data_free(der);
+    der->data = (char *)buf;
+    der->length = (unsigned int)(cap - pos);
+    der->magic = KV5M_DATA;
+    return 0;
+}
+
+/* Bytes that are no DER at all into *der_out (malloc'd). */
+static krb5_error_code
+ykt_otp_garbage(krb5_data *der_out)
+{
+    static const char bad[] = "\xff\x00 this is not DER \x30\x80";
+
+    der_out->data = malloc(sizeof(bad) - 1);
+    if (der_out->data == NULL)
+        return ENOMEM;
+    memcpy(der_out->data, bad, sizeof(bad) - 1);
+    der_out->length = sizeof(bad) - 1;
+    der_out->magic = KV5M_DATA;
+    return 0;
+}
+
+/* The nonce of the KDC's PA-OTP-CHALLENGE pa into *nonce_out (malloc'd;
+ * printed on a "challenge:" line). */
+static krb5_error_code
+ykt_challenge_nonce(krb5_context ctx, const krb5_pa_data *pa,
+                    krb5_data *nonce_out)
+{
+    krb5_error_code ret;
+    yk_rfc6560_challenge ch;
+    krb5_data d;
+
+    if (pa == NULL || pa->length == 0) {
+        krb5_set_error_message(ctx, KRB5_PREAUTH_FAILED, "yktest-otp: no "
+                               "PA-OTP-CHALLENGE from the KDC");
+        return KRB5_PREAUTH_FAILED;
+    }
+    d.magic = KV5M_DATA;
+    d.length = pa->length;
+    d.data = (char *)pa->contents;
+    ret = yk_rfc6560_decode_challenge(&d, &ch);
+    if (ret) {
+        printf("challenge: malformed\n");
+        return ret;
+    }
+    printf("challenge: PA-OTP-CHALLENGE, nonce of %u bytes, %lu "
+           "tokenInfo\n", ch.nonce.length, (unsigned long)ch.n_tokeninfo);
+    fflush(stdout);
+    return ykt_data_set(nonce_out, &ch.nonce);
+}
+
+/* otp-unarmored: a 142 with a made-up nonce under a random key (there is
+ * no armor key to use), carrying the value, into *der_out. */
+static krb5_error_code
+ykt_otp_unarmored(krb5_context ctx, const krb5_data *value,
+                  krb5_data *der_out)
+{
+    krb5_error_code ret;
+    krb5_keyblock key = { 0 };
+    unsigned char buf[YKT_NONCE_LEN];
+    krb5_data nonce;
+
+    nonce.magic = KV5M_DATA;
+    nonce.length = sizeof(buf);
+    nonce.data = (char *)buf;
+    ret = krb5_c_random_make_octets(ctx, &nonce);
+    if (ret == 0)
+        ret = krb5_c_make_random_key(ctx, ENCTYPE_AES256_CTS_HMAC_SHA1_96,
+                                     &key);
+    if (ret == 0)
+        ret = ykt_otp_request(ctx, &key, &nonce, value, der_out);
+    krb5_free_keyblock_contents(ctx, &key);
+    return ret;
+}
+
+/* The armored kinds: the PA-OTP-REQUEST --send asked for, answering the
+ * challenge pa under the armor key, into *der_out. */
+static krb5_error_code
+ykt_otp_armored(krb5_context ctx, const krb5_keyblock *armor,
+                const krb5_pa_data *pa, const krb5_data *value,
+                krb5_data *der_out)
+{
+    krb5_error_code ret;
+    krb5_keyblock other = { 0 };
+    krb5_data nonce = { 0 }, extra;
+    const krb5_keyblock *key = armor;
+    enum ykt_kind_id id = ykt.args->kind->id;
+
+    ret = ykt_challenge_nonce(ctx, pa, &nonce);
+    if (ret)
+        goto cleanup;
+    if (ykt.take_nonce) {
+        /* otp-reused-nonce, first exchange: keep it, send nothing. */
+        ret = ykt_data_set(&ykt.taken_nonce, &nonce);
+        if (ret == 0) {
+            printf("challenge: nonce taken, no request sent\n");
+            ret = KRB5_PREAUTH_FAILED;
+            krb5_set_error_message(ctx, ret, "yktest-otp: nonce taken");
+        }
+        goto cleanup;
+    }
+    switch (id) {
+    case K_OTP_WRONG_NONCE:
+        nonce.data[nonce.length - 1] ^= 0x01;
+        break;
+    case K_OTP_REUSED_NONCE:
+        if (ykt.taken_nonce.length == 0 ||
+            (ykt.taken_nonce.length == nonce.length &&
+             memcmp(ykt.taken_nonce.data, nonce.data, nonce.length) == 0)) {
+            ret = KRB5_PREAUTH_FAILED;
+            krb5_set_error_message(ctx, ret, "yktest-otp: no earlier nonce, "
+                                   "or the KDC sent the same one again");
+            goto cleanup;
+        }
+        ret = ykt_data_set(&nonce, &ykt.taken_nonce);
+        break;
+    case K_OTP_WRONG_KEY:
+        ret = krb5_c_make_random_key(ctx, armor->enctype, &other);
+        key = &other;
+        break;
+    default:
+        break;
+    }
+    if (ret)
+        goto cleanup;
+    if (id == K_OTP_GARBAGE) {
+        ret = ykt_otp_garbage(der_out);
+    } else if (id == K_OTP_LONG) {
+        /* The codec refuses a value over its limit: append it by hand. */
+        ret = ykt_otp_request(ctx, key, &nonce, NULL, der_out);
+        if (ret == 0)
+            ret = ykt_der_append(der_out, 0x85, value);
+    } else {
+        ret = ykt_otp_request(ctx, key, &nonce, value, der_out);
+    }
+    if (ret)
+        goto cleanup;
+    if (id == K_OTP_TRUNCATED) {
+        der_out->length--;   /* yk_data_free wipes one byte less */
+    } else if (id == K_OTP_MALFORMED) {
+        extra.magic = KV5M_DATA;
+        extra.length = 1;
+        extra.data = "x";
+        ret = ykt_der_append(der_out, YKT_UNKNOWN_FIELD, &extra);
+    }
+
+cleanup:
+    krb5_free_keyblock_contents(ctx, &other);
+    ykt_data_clear(&nonce);
+    return ret;
+}
+
+/* The RFC 6560 module's process: answer the KDC's PA-OTP-CHALLENGE (or,
+ * for otp-unarmored, the first AS-REQ) with the PA-OTP-REQUEST --send
+ * asked for, once per exchange; then, as MIT's client does, the armor key
+ * becomes the AS key and fallback is disabled. */
+static krb5_error_code
+ykt_otp_process(krb5_context ctx, krb5_clpreauth_moddata moddata,
+                krb5_clpreauth_modreq modreq, krb5_get_init_creds_opt *opt,
+                krb5_clpreauth_callbacks cb, krb5_clpreauth_rock rock,
+                krb5_kdc_req *request, krb5_data *encoded_request_body,
+                krb5_data *encoded_previous_request, krb5_pa_data *pa_data,
+                krb5_prompter_fct prompter, void *prompter_data,
+                krb5_pa_data ***pa_data_out)
+{
+    krb5_error_code ret;
+    krb5_keyblock *armor;
+    krb5_pa_data **list = NULL;
+    krb5_data value = { 0 }, der = { 0 };
+    size_t n = 0;
+
+    *pa_data_out = NULL;
+    if (ykt.produced) {
+        krb5_set_error_message(ctx, KRB5_PREAUTH_FAILED, "yktest-otp: the "
+                               "KDC asked again after our request");
+        return KRB5_PREAUTH_FAILED;
+    }
+    armor = cb->fast_armor(ctx, rock);
+    ret = ykt_otp_value(ykt.args->kind->id == K_OTP_LONG ? ykt.args->pad : 0,
+                        &value);
+    if (ret)
+        goto cleanup;
+    if (ykt.args->kind->id == K_OTP_UNARMORED) {
+        ret = ykt_otp_unarmored(ctx, &value, &der);
+    } else if (armor == NULL) {
+        ret = KRB5_PREAUTH_FAILED;
+        krb5_set_error_message(ctx, ret, "yktest-otp: the exchange is not "
+                               "armored (--armor)");
+    } else {
+        ret = ykt_otp_armored(ctx, armor, pa_data, &value, &der);
+    }
+    if (ret == 0 && armor != NULL)
+        ret = cb->set_as_key(ctx, rock, armor);
+    if (ret == 0)
+        ret = ykt_add_padata(&list, &n, KRB5_PADATA_OTP_REQUEST, &der);
+    if (ret)
+        goto cleanup;
+    ykt.produced = 1;
+    ykt.capture = 1;
+    cb->disable_fallback(ctx, rock);
+    *pa_data_out = list;
+
+cleanup:
+    yk_data_free(&value);
+    yk_data_free(&der);
+    return ret;
+}
+
+/* The in-process RFC 6560 module's vtable: "yktest-otp" for padata 141
+ * (registered before MIT's "otp", which then conflicts and is dropped). */
+static krb5_error_code
+ykt_otp_initvt(krb5_context ctx, int maj_ver, int min_ver,
+               krb5_plugin_vtable vtable)
+{
+    return ykt_fill_vtable(maj_ver, vtable, "yktest-otp", ykt_otp_pa_types,
+                           ykt_otp_process);
 }
 
 /* Send hook: remember the AS-REQ that carries our padata; in the replay
@@ -746,9 +1151,13 @@ ykt_report(krb5_context ctx, krb5_error_code ret)
 {
     const char *msg = NULL;
 
+    if (ykt.take_nonce && ykt.taken_nonce.length > 0 && !ykt.produced)
+        return YKT_EXIT_ISSUED;     /* its "challenge:" lines said it */
     if (!ykt.produced)
         return ykt_error(ctx, ret == 0 ? "a ticket was issued without our "
                          "padata (the principal needs no preauth?)" :
+                         ykt.args->kind->rfc6560 ? "no PA-OTP-REQUEST was "
+                         "sent (no PA-OTP-CHALLENGE from the KDC: --armor?)" :
                          "no yubikey padata was sent (no hint from the KDC: "
                          "try --optimistic)", ret);
     if (ykt.substituted && (ykt.answer == ANS_AS_REP ||
@@ -808,7 +1217,8 @@ ykt_exchange(krb5_context ctx, const ykt_args *a, krb5_principal client,
         ret = krb5_get_init_creds_opt_set_in_ccache(ctx, opt, in_cc);
     if (ret == 0 && out_cc != NULL)
         ret = krb5_get_init_creds_opt_set_out_ccache(ctx, opt, out_cc);
-    if (ret == 0 && a->armor != NULL && a->kind->id != K_UNARMORED_OTP)
+    if (ret == 0 && a->armor != NULL && a->kind->id != K_UNARMORED_OTP &&
+        a->kind->id != K_OTP_UNARMORED)
         ret = krb5_get_init_creds_opt_set_fast_ccache_name(ctx, opt,
                                                            a->armor);
     if (ret) {
@@ -816,7 +1226,9 @@ ykt_exchange(krb5_context ctx, const ykt_args *a, krb5_principal client,
         goto cleanup;
     }
     if (a->optimistic)
-        krb5_get_init_creds_opt_set_preauth_list(opt, ykt_pa_types, 1);
+        krb5_get_init_creds_opt_set_preauth_list(opt, a->kind->rfc6560 ?
+                                                 ykt_otp_pa_types :
+                                                 ykt_pa_types, 1);
 
     /* The step API: krb5_get_init_creds_password would run a second,
      * hidden exchange against the primary KDC after a refusal. */
@@ -863,10 +1275,11 @@ ykt_real_module_loaded(krb5_context ctx)
 }
 
 /* Make the in-memory input ccache whose "pa_type" configuration for the
- * realm's TGS restricts the exchange to our padata type. */
+ * realm's TGS restricts the exchange to padata type pa_type (ours, or
+ * 141 for the RFC 6560 kinds). */
 static krb5_error_code
 ykt_make_in_ccache(krb5_context ctx, krb5_principal client,
-                   krb5_ccache *cc_out)
+                   krb5_preauthtype pa_type, krb5_ccache *cc_out)
 {
     krb5_error_code ret;
     krb5_ccache cc = NULL;
@@ -874,7 +1287,7 @@ ykt_make_in_ccache(krb5_context ctx, krb5_principal client,
     krb5_data value;
     char type[16];
 
-    snprintf(type, sizeof(type), "%d", (int)YK_PADATA_TYPE);
+    snprintf(type, sizeof(type), "%d", (int)pa_type);
     value.magic = KV5M_DATA;
     value.data = type;
     value.length = (unsigned int)strlen(type);
@@ -918,10 +1331,13 @@ ykt_parse_args(int argc, char **argv, ykt_args *a, const char **otp_out)
         { "optimistic", no_argument, NULL, 'O' },
         { "replay-config", required_argument, NULL, 'R' },
         { "replay-wait", required_argument, NULL, 'W' },
+        { "pad", required_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     const char *password = NULL, *send = "good2fa";
+    char *end = NULL;
+    unsigned long pad = YKT_LONG_PAD;
     size_t i;
     int c;
 
@@ -938,6 +1354,14 @@ ykt_parse_args(int argc, char **argv, ykt_args *a, const char **otp_out)
         case 'O': a->optimistic = 1; break;
         case 'R': a->replay_config = optarg; break;
         case 'W': a->replay_wait = (unsigned int)strtoul(optarg, NULL, 10);
+            break;
+        case 'L':
+            pad = strtoul(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || pad > YKT_PAD_MAX) {
+                fprintf(stderr, "yktestclient: --pad takes 0..%d\n",
+                        YKT_PAD_MAX);
+                return -1;
+            }
             break;
         case 'h': ykt_usage(stdout); exit(0);
         default: ykt_usage(stderr); return -1;
@@ -973,8 +1397,13 @@ ykt_parse_args(int argc, char **argv, ykt_args *a, const char **otp_out)
                 a->kind->name);
         return -1;
     }
-    if (a->kind->id == K_UNARMORED_OTP && a->armor != NULL)
-        fprintf(stderr, "yktestclient: unarmored-otp: ignoring --armor\n");
+    a->pad = (size_t)pad;
+    if ((a->kind->id == K_UNARMORED_OTP ||
+         a->kind->id == K_OTP_UNARMORED) && a->armor != NULL)
+        fprintf(stderr, "yktestclient: %s: ignoring --armor\n",
+                a->kind->name);
+    if (a->kind->id == K_OTP_UNARMORED)
+        a->optimistic = 1;    /* no challenge comes without armor */
     if (password != NULL) {
         if (strlen(password) >= sizeof(a->password)) {
             fprintf(stderr, "yktestclient: --password is too long\n");
@@ -1028,13 +1457,18 @@ ykt_session(const ykt_args *a, const char *config_path, int store)
     step = "register the test module";
     ret = k5_plugin_register(ctx, YKT_INTERFACE_CLPREAUTH, "yktest",
                              ykt_initvt);
+    if (ret == 0 && a->kind->rfc6560)
+        ret = k5_plugin_register(ctx, YKT_INTERFACE_CLPREAUTH, "yktest-otp",
+                                 ykt_otp_initvt);
     if (ret == 0) {
         step = "parse the principal";
         ret = krb5_parse_name(ctx, a->principal, &client);
     }
     if (ret == 0) {
         step = "make the input ccache";
-        ret = ykt_make_in_ccache(ctx, client, &in_cc);
+        ret = ykt_make_in_ccache(ctx, client, a->kind->rfc6560 ?
+                                 KRB5_PADATA_OTP_CHALLENGE : YK_PADATA_TYPE,
+                                 &in_cc);
     }
     if (ret == 0 && store && a->out != NULL) {
         step = "open --out";
@@ -1074,6 +1508,14 @@ main(int argc, char **argv)
         ykt_take_otp(&args, otp_arg) != 0)
         goto cleanup;
 
+    if (args.kind->id == K_OTP_REUSED_NONCE) {
+        /* A first exchange only for its challenge's nonce. */
+        ykt.take_nonce = 1;
+        code = ykt_session(&args, NULL, 0);
+        ykt.take_nonce = 0;
+        if (code != YKT_EXIT_ISSUED)
+            goto cleanup;
+    }
     code = ykt_session(&args, NULL, 1);
     if (args.kind->replay && code == YKT_EXIT_ISSUED) {
         /* The same bytes again, in place of the next exchange's AS-REQ
@@ -1091,6 +1533,7 @@ cleanup:
     ykt_data_clear(&ykt.captured);
     ykt_data_clear(&ykt.reply);
     ykt_data_clear(&ykt.first_reply);
+    ykt_data_clear(&ykt.taken_nonce);
     yk_zap(args.password, sizeof(args.password));
     yk_zap(args.otp, sizeof(args.otp));
     return code;

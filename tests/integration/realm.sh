@@ -39,6 +39,13 @@
 #   yk_anon_armor_ccache FILE
 #                            a FAST armor ccache from anonymous PKINIT
 #                            (kinit -n), with the current KRB5_CONFIG
+#   yk_stock_client ANON HOST
+#                            from here on a stock host's krb5.conf
+#                            (KRB5_CONFIG=$YK_KRB5_CONF_STOCK), and armor
+#                            ccaches from anonymous PKINIT and a host keytab
+#   yk_stock_kinit NAME ARMOR VALUE
+#                            stock kinit -T ARMOR, VALUE typed at its one
+#                            RFC 6560 prompt; returns kinit's status
 #   yk_kdc2_start / yk_kdc2_stop
 #                            a second krb5kdc on the same database and
 #                            slapd (own port, kdc2.conf, kdc2.log), and
@@ -572,6 +579,27 @@ yk_anon_armor_ccache() {
         { cat "$YK_KRB5_DIR/anon.out" >&2;
           grep -i pkinit "$YK_KDC_LOG" >&2;
           yk_fail "kinit -n (anonymous PKINIT) failed"; }
+}
+
+# yk_stock_client ANON HOST: export KRB5_CONFIG=$YK_KRB5_CONF_STOCK (a
+# stock host's krb5.conf, checked to name nothing of ours) and make two
+# FAST armor ccaches: ANON from anonymous PKINIT (yk_realm_pkinit_setup),
+# HOST from the keytab of a host principal.  After yk_kdc_start.
+yk_stock_client() {
+    export KRB5_CONFIG=$YK_KRB5_CONF_STOCK
+    grep -qi 'yubikey\|plugins' "$KRB5_CONFIG" &&
+        yk_fail "the stock krb5.conf names something of ours"
+    yk_anon_armor_ccache "$1"
+    KRB5_CONFIG=$YK_KRB5_CONF yk_armor_ccache "$2"
+}
+
+# yk_stock_kinit NAME ARMOR VALUE: stock kinit -T ARMOR for NAME@REALM
+# (the current KRB5_CONFIG), VALUE typed at its one prompt ("Enter OTP
+# Token Value"); output in $YK_TMP/kinit.out, trace in $YK_TMP/trace,
+# ccache $YK_TMP/NAME.cc.  Returns kinit's status.
+yk_stock_kinit() {
+    printf '%s\n' "$3" | KRB5_TRACE=$YK_TMP/trace kinit -T "$2" \
+        -c "$YK_TMP/$1.cc" "$1@$YK_REALM" > "$YK_TMP/kinit.out" 2>&1
 }
 
 YK_KDC2_PORT=

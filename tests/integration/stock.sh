@@ -5,10 +5,11 @@
 #
 # Password + OTP typed as one value (policy 2fa): a TGT flagged H whose
 # indicators open a require_auth yubikey-2fa service; the OTP alone
-# (policy otp); replays, an older OTP, a wrong password (the OTP is not
-# burned), the OTP alone under 2fa, a password alone, bob's OTP for
-# alice: all refused; unarmored requests get no challenge and return at
-# once.  Both armors: anonymous PKINIT and a host keytab.
+# (policy otp); replays, an older OTP, a wrong password and the OTP alone
+# under 2fa (the OTP is not burned), a password alone, bob's OTP for
+# alice: all refused (more bad input: stock-bad.sh); unarmored requests
+# get no challenge and return at once.  Both armors: anonymous PKINIT and
+# a host keytab.
 # Exit 0 pass, 1 fail, 77 skip (announced).
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -34,24 +35,19 @@ yk_ykadmin policy "erin@$R" otp >/dev/null 2>&1 ||
     yk_fail "ykadmin policy erin otp failed"
 yk_kdc_start
 
-export KRB5_CONFIG=$YK_KRB5_CONF_STOCK
-grep -qi 'yubikey\|plugins' "$KRB5_CONFIG" &&
-    yk_fail "the stock krb5.conf names something of ours"
-yk_anon_armor_ccache "$ANON"
-KRB5_CONFIG=$YK_KRB5_CONF yk_armor_ccache "$HOST"
+yk_stock_client "$ANON" "$HOST"
 
 expect_log() { yk_expect_attempt "$@"; }
 
-# stock NAME ARMOR VALUE: stock kinit -T ARMOR, VALUE typed at its one
-# prompt; output in $YK_TMP/kinit.out, ccache $YK_TMP/NAME.cc.
-stock() {
-    local rc
-    printf '%s\n' "$3" | KRB5_TRACE=$YK_TMP/trace kinit -T "$2" \
-        -c "$YK_TMP/$1.cc" "$1@$R" > "$YK_TMP/kinit.out" 2>&1
-    rc=$?
-    return $rc
-}
+stock() { yk_stock_kinit "$@"; }
 
+# preauth_failed WHAT: kinit's refusal was "Preauthentication failed"
+# (KDC error 24), not an outage's.
+preauth_failed() {
+    grep -q "Preauthentication failed" "$YK_TMP/kinit.out" ||
+        { cat "$YK_TMP/kinit.out" >&2; yk_fail "$1: not refused with" \
+            "\"Preauthentication failed\""; }
+}
 
 for armor in "$ANON" "$HOST"; do
     what=anonymous; [ "$armor" = "$HOST" ] && what="host keytab"
@@ -80,11 +76,18 @@ for armor in "$ANON" "$HOST"; do
         { cat "$YK_TMP/kinit.out" >&2; yk_fail "alice: the OTP of a" \
             "wrong-password attempt was burned"; }
     expect_log alice "verdict=accepted"
-    stock alice "$armor" "$(yk_otp "$YK_TMP/alice.tok")" &&
+    otp3=$(yk_otp "$YK_TMP/alice.tok")
+    stock alice "$armor" "$otp3" &&
         yk_fail "alice (policy 2fa): the OTP alone was accepted"
+    preauth_failed "the OTP alone under policy 2fa"
     expect_log alice "verdict=refused reason=policy"
+    stock alice "$armor" "alice-pw$otp3" ||
+        { cat "$YK_TMP/kinit.out" >&2; yk_fail "alice: the OTP of an" \
+            "OTP-alone attempt (policy 2fa) was burned"; }
+    expect_log alice "verdict=accepted"
     stock alice "$armor" "alice-pw" &&
         yk_fail "alice: a password alone was accepted"
+    preauth_failed "a password alone"
     expect_log alice "verdict=refused reason=malformed"
     stock alice "$armor" "alice-pw$(yk_otp "$YK_TMP/bob.tok")" &&
         yk_fail "alice: bob's OTP was accepted"
