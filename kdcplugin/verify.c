@@ -1120,6 +1120,22 @@ split_value(const yk_entry *entry, const char *value, size_t len)
     return found ? (long)(len - YK_TOKEN_MODHEX_LEN - best) : -1;
 }
 
+/* Whether value ends with what a YubiKey types: a public id of the usual
+ * length and the 32-character token, all modhex. */
+static int
+ends_with_otp(const char *value, size_t len)
+{
+    size_t k;
+
+    if (len < YK_PUBID_MODHEX_STD + YK_TOKEN_MODHEX_LEN)
+        return 0;
+    for (k = len - YK_PUBID_MODHEX_STD - YK_TOKEN_MODHEX_LEN; k < len; k++) {
+        if (!is_modhex(value[k]))
+            return 0;
+    }
+    return 1;
+}
+
 /* RFC 6560, before the directory: decode the PA-OTP-REQUEST into *req,
  * decrypt its encData with the armor key (key usage 45) and check the
  * nonce inside against our challenge's (from the KDC cookie).  Returns 1
@@ -1198,6 +1214,15 @@ run_otp_request(yk_realm *r, const yk_verify_in *in,
 
     memset(&otp, 0, sizeof(otp));
     off = split_value(rec->entry, value, len);
+    if (off < 0 && rec->entry != NULL && ends_with_otp(value, len)) {
+        /* An OTP, but of no token of this principal's (another's, or
+         * one deleted): logged with its public id, as -22859 does. */
+        snprintf(out->pubid, sizeof(out->pubid), "%.*s",
+                 YK_PUBID_MODHEX_STD, value + len - YK_TOKEN_MODHEX_LEN -
+                 YK_PUBID_MODHEX_STD);
+        set_verdict(out, YK_V_UNKNOWN_TOKEN, NULL);
+        return;
+    }
     if (off < 0) {
         set_verdict(out, rec->entry == NULL ? YK_V_UNKNOWN_TOKEN :
                     YK_V_MALFORMED, rec->entry == NULL ?

@@ -12,6 +12,7 @@
 #define YK_TOKEN_MODHEX_LEN 32     /* the block in modhex */
 #define YK_PUBID_MAX 16            /* public id bytes, at most */
 #define YK_PUBID_MODHEX_MAX 32     /* public id modhex chars, at most */
+#define YK_PUBID_MODHEX_STD 12     /* a factory public id (6 bytes) */
 #define YK_OTP_MIN_LEN 32          /* OTP characters, at least */
 #define YK_OTP_MAX_LEN 64          /* OTP characters, at most */
 #define YK_CRC_RESIDUAL 0xf0b8     /* CRC-16 over a valid 16-byte token */
