@@ -264,6 +264,23 @@ realm_announce(const yk_realm *r)
                ", FAST required" : "");
 }
 
+/* Ask r's write server, once at start, whether it is replicated, and say
+ * so loudly when it is (store_probe.c).  Bounded by the LDAP timeout; the
+ * connection is closed again before the KDC forks its workers. */
+static void
+realm_probe(yk_realm *r)
+{
+    char report[YK_CONFIG_ERROR_LEN];
+
+    yk_store_set_budget(r->store, r->cfg.store.timeout_ms > 0 ?
+                        r->cfg.store.timeout_ms : YK_DEFAULT_TIMEOUT_MS);
+    if (yk_store_probe_replication(r->store, report, sizeof(report)) == 0 &&
+        report[0] != '\0')
+        yk_kdc_log("WARNING: realm %s: %s", r->name, report);
+    yk_store_set_budget(r->store, 0);
+    yk_store_disconnect(r->store);
+}
+
 /* Whether mech is a SASL mechanism that needs a Kerberos ticket: the KDC
  * would have to get one from itself. */
 static int
@@ -348,6 +365,8 @@ yk_realm_new(profile_t profile, const char *realm, yk_realm **realm_out)
 cleanup:
     if (ret == 0) {
         realm_announce(r);
+        if (r->active)
+            realm_probe(r);
         *realm_out = r;
         r = NULL;
     }

@@ -73,6 +73,16 @@ void yk_store_set_budget(yk_store *st, int budget_ms);
  * call on st. */
 int yk_store_bind_refused(const yk_store *st);
 
+/* Ask the write server whether it is replicated (store_probe.c): a
+ * warning for the log into report (len bytes), "" when there is nothing
+ * to say or nothing could be read.  Opens the write connection: call
+ * yk_store_disconnect before the KDC forks. */
+krb5_error_code yk_store_probe_replication(yk_store *st, char *report,
+                                           size_t len);
+
+/* Close st's connections (they reopen on the next use). */
+void yk_store_disconnect(yk_store *st);
+
 /* Find principal's entry (exactly one match) on the read server and parse
  * its tokens.  YK_ERR_STORE_NOT_FOUND when no entry matches,
  * YK_ERR_STORE_AMBIGUOUS when several do.  With fresh set, read from the
