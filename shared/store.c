@@ -8,7 +8,10 @@
  * Compare-and-swap: one modify that deletes the exact state value(s) read
  * (octetStringMatch compares bytes) and adds the new one.  If another
  * writer got there first the delete fails with noSuchAttribute and the
- * whole modify is rejected: YK_ERR_STORE_CONFLICT.  Never REPLACE, never
+ * whole modify is rejected: YK_ERR_STORE_CONFLICT.  The swap also carries
+ * the assertion control with the exact secret value read, so a token
+ * deleted and enrolled again under the same public id (whose first state
+ * value may equal the old one's) fails it too.  Never REPLACE, never
  * the Permissive Modify control.  Administrative writes rewrite the
  * token's state value the same way (gen + 1), so a KDC swapping from a
  * cached value loses and re-reads.  The only REPLACE is on the
@@ -883,15 +886,19 @@ modlist_free(modlist *ml)
     ml->n = 0;
 }
 
-/* Send one modify of dn on the write server and wait for its result. */
+/* Send one modify of dn on the write server and wait for its result.
+ * With assertion set (a filter), the modify carries the LDAP assertion
+ * control (RFC 4528, critical): the server applies it only while the
+ * entry matches the filter, else assertionFailed (a conflict). */
 static krb5_error_code
 modify_entry(yk_store *st, const char *dn, modlist *ml,
-             enum yk_op_kind kind)
+             const char *assertion, enum yk_op_kind kind)
 {
     krb5_error_code ret;
     yk_conn *c = NULL;
     struct timeval tv;
     LDAPMessage *res = NULL;
+    LDAPControl *ctrl = NULL, *ctrls[2] = { NULL, NULL };
     int rc, msgid;
 
     if (ml->n == 0)
@@ -901,7 +908,16 @@ modify_entry(yk_store *st, const char *dn, modlist *ml,
         ret = yk_op_timeout(st, &tv);   /* a spent budget sends no write */
     if (ret)
         return ret;
-    rc = ldap_modify_ext(c->ld, dn, ml->mods, NULL, NULL, &msgid);
+    if (assertion != NULL) {
+        rc = ldap_create_assertion_control(c->ld, (char *)assertion, 1,
+                                           &ctrl);
+        if (rc != LDAP_SUCCESS)
+            return yk_conn_fail(st, c, "modify", rc, NULL, kind);
+        ctrls[0] = ctrl;
+    }
+    rc = ldap_modify_ext(c->ld, dn, ml->mods, ctrl != NULL ? ctrls : NULL,
+                         NULL, &msgid);
+    ldap_control_free(ctrl);
     if (rc != LDAP_SUCCESS)
         return yk_conn_fail(st, c, "modify", rc, NULL, kind);
     ret = yk_conn_wait(st, c, msgid, "modify", kind, &res);
@@ -910,7 +926,7 @@ modify_entry(yk_store *st, const char *dn, modlist *ml,
     return yk_conn_check_result(st, c, res, "modify", kind);
 }
 
-/* modify_entry with SIGPIPE blocked. */
+/* modify_entry with SIGPIPE blocked, without an assertion. */
 static krb5_error_code
 store_modify(yk_store *st, const char *dn, modlist *ml,
              enum yk_op_kind kind)
@@ -919,7 +935,7 @@ store_modify(yk_store *st, const char *dn, modlist *ml,
     yk_sigpipe_guard g;
 
     yk_sigpipe_block(&g);
-    ret = modify_entry(st, dn, ml, kind);
+    ret = modify_entry(st, dn, ml, NULL, kind);
     yk_sigpipe_restore(&g);
     return ret;
 }
@@ -982,7 +998,8 @@ yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
 {
     krb5_error_code ret;
     modlist ml = { NULL, 0 };
-    char *value = NULL;
+    yk_sigpipe_guard g;
+    char *value = NULL, *assertion = NULL;
     size_t ndel;
 
     if (st == NULL || entry == NULL || tok == NULL || new_state == NULL ||
@@ -998,9 +1015,19 @@ yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
     ret = modlist_del_states(&ml, tok, &ndel);
     if (ret == 0)
         ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_STATE, value);
-    if (ret == 0)
-        ret = store_modify(st, entry->dn, &ml, YK_OP_WRITE);
+    /* The state alone could be equal to the value of a token deleted and
+     * enrolled again under the same public id (ABA): the swap also
+     * asserts the exact secret value read, whose wrapped key differs. */
+    if (ret == 0 && tok->secret_raw != NULL)
+        ret = make_filter("(" YK_ATTR_SECRET "=%p)", tok->secret_raw,
+                          &assertion);
+    if (ret == 0) {
+        yk_sigpipe_block(&g);
+        ret = modify_entry(st, entry->dn, &ml, assertion, YK_OP_WRITE);
+        yk_sigpipe_restore(&g);
+    }
     modlist_free(&ml);
+    free(assertion);
     free(value);
     return ret;
 }
@@ -1514,7 +1541,7 @@ strip_once(yk_store *st, const char *dn, int *removed_out)
         ret = modlist_add1(&ml, LDAP_MOD_DELETE, "objectClass",
                            YK_AUX_CLASS);
     if (ret == 0 && ml.n > 0) {
-        ret = modify_entry(st, dn, &ml, YK_OP_WRITE);
+        ret = modify_entry(st, dn, &ml, NULL, YK_OP_WRITE);
         if (ret == 0)
             *removed_out = 1;
     }

@@ -99,6 +99,9 @@ yk_ldap_error(int rc, const char *diag, enum yk_op_kind kind)
     case LDAP_SUCCESS:
         return 0;
     case LDAP_NO_SUCH_ATTRIBUTE:
+    case LDAP_ASSERTION_FAILED:
+        /* A value read is gone, or the entry no longer holds the secret
+         * asserted: someone else wrote first. */
         return YK_ERR_STORE_CONFLICT;
     case LDAP_TYPE_OR_VALUE_EXISTS:
     case LDAP_CONSTRAINT_VIOLATION:
