@@ -10,8 +10,10 @@
 # +requires_hwauth, indicators on service tickets, the access rules as
 # each identity sees them, a principal matched twice (loud, DISCARD, no
 # lockout), a KDC identity that may not swap (logged as a configuration
-# error), lockout (maxfailure 3), and ykadmin purge of the tokens that
-# kldap's delprinc leaves on a user entry (no krbPrincipalName left).
+# error), lockout (maxfailure 3), ykadmin purge of the tokens that
+# kldap's delprinc leaves on a user entry (no krbPrincipalName left), and
+# a keyring given to another user: the KDC refuses it (keeps the one it
+# loaded) and ykadmin says whose it is.
 # Exit 0 pass, 1 fail, 77 skip.
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -528,6 +530,32 @@ yk_ok "purge: --dry-run names the token of the nameless entry $GONE_DN and" \
     "writes nothing; purge strips its token, policy and class (entry" \
     "kept), logs it, leaves alice and bob; a new principal there holds" \
     "no token"
+
+# --- the keyring's owner: another user's keyring is refused --------------
+# Its owner could replace the keys.  The running KDC keeps the keyring it
+# loaded (the change is seen within 5 s, at an OTP login) and says why.
+KEYRING=$YK_KRB5_DIR/master.keyring
+chown nobody "$KEYRING" || yk_fail "chown nobody $KEYRING"
+sleep 5.5
+login alice alice-pw "$(yk_otp "$YK_TMP/alice.tok")" ||
+    { cat "$YK_TMP/kinit.out" >&2;
+      yk_fail "alice refused while the KDC kept its loaded keyring"; }
+grep -q "KEYRING NOT RELOADED: realm $R: the master keyring $KEYRING changed but cannot be loaded: Operation not permitted" \
+    "$YK_KDC_LOG" ||
+    { grep KEYRING "$YK_KDC_LOG" >&2;
+      yk_fail "the KDC did not refuse a keyring owned by nobody"; }
+yk_ykadmin list "alice@$R" > /dev/null 2>&1 ||
+    yk_fail "list needs no keyring, yet failed"
+yk_ykadmin verify "$(yk_otp "$YK_TMP/alice.tok")" > "$YK_TMP/verify.out" 2>&1 &&
+    yk_fail "ykadmin verify used a keyring owned by nobody"
+grep -qF "cannot load the master keyring $KEYRING: it is owned by nobody" \
+    "$YK_TMP/verify.out" && grep -qF "\"chown root $KEYRING\"" \
+    "$YK_TMP/verify.out" ||
+    { cat "$YK_TMP/verify.out" >&2;
+      yk_fail "ykadmin does not say whose the keyring is and what to do"; }
+chown root "$KEYRING" || yk_fail "chown root $KEYRING"
+yk_ok "a keyring owned by nobody: the KDC keeps the one it loaded and" \
+    "logs \"Operation not permitted\"; ykadmin names the owner and the chown"
 
 # --- the KDC is still up and logged no OTP -----------------------------
 kill -0 "$YK_KDC_PID" 2>/dev/null || yk_fail "the KDC died"
