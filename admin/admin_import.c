@@ -428,7 +428,8 @@ warn_unknown_counters(const import_item *items, size_t n, int dry_run)
             "of each token, or --counter PUBID=N with the counter of its "
             "last OTP used; or run \"ykadmin raise-counters\" on %s "
             "afterwards.\n", (unsigned long)count, count == 1 ? "" : "s",
-            dry_run ? "would be" : (count == 1 ? "is" : "are"), count == 1 ? "it" : "they",
+            dry_run ? "would be" : (count == 1 ? "is" : "are"),
+            count == 1 ? "it" : "they",
             count == 1 ? "its principal" : "their principals");
     for (i = 0; i < n && shown < WARN_LIST_MAX; i++) {
         if (items[i].counter_from != COUNTER_UNKNOWN)

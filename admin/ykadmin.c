@@ -650,18 +650,19 @@ keyring_fail(const char *path, krb5_error_code code,
     if (code == YK_ERR_KEYRING_PERMS) {
         yk_admin_fail("cannot load the master keyring %s: group or others "
                       "may access it (mode %04o, must be 0600), and it "
-                      "holds every token's key: \"chmod 600 %s\" (the KDC refuses it "
-                      "too)", path, (unsigned int)(sb.st_mode & 07777),
-                      path);
+                      "holds every token's key: \"chmod 600 %s\" (the KDC "
+                      "refuses it too)", path,
+                      (unsigned int)(sb.st_mode & 07777), path);
         return;
     }
     user_name(sb.st_uid, owner, sizeof(owner));
     user_name(geteuid(), me, sizeof(me));
     if (kdc != NULL && kdc->uid == 0)
         yk_admin_fail("cannot load the master keyring %s: it is owned by "
-                      "%s, not root (the KDC's user: %s), and its owner "
-                      "could replace the keys: \"chown root %s\" (the KDC "
-                      "refuses it too)", path, owner, kdc->how, path);
+                      "%s, not root (who runs ykadmin, and the KDC's user "
+                      "too: %s), and its owner could replace the keys: "
+                      "\"chown root %s\" (the KDC refuses it too)", path,
+                      owner, kdc->how, path);
     else if (kdc != NULL)
         yk_admin_fail("cannot load the master keyring %s: it is owned by "
                       "%s, neither root nor the KDC's user %s (%s), and its "
