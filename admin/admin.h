@@ -96,10 +96,12 @@ enum {
     YK_OPT_RESYNC = 1u << 19,
     YK_OPT_KEYRING = 1u << 20,
     YK_OPT_KDC_USER = 1u << 21,
-    YK_OPT_ADD_KEY = 1u << 22
+    YK_OPT_ADD_KEY = 1u << 22,
+    YK_OPT_COUNTER = 1u << 23
 };
 
 #define YK_ADMIN_FIRST_OTP_MAX 64   /* --first-otp options, at most */
+#define YK_ADMIN_COUNTER_MAX 64     /* --counter options, at most */
 
 /* Parsed options (borrowed from argv) and positional arguments. */
 typedef struct {
@@ -118,6 +120,8 @@ typedef struct {
     const char *kdc_user;
     const char *first_otp[YK_ADMIN_FIRST_OTP_MAX];
     size_t nfirst_otp;
+    const char *counter[YK_ADMIN_COUNTER_MAX];
+    size_t ncounter;
     int force, require, add, replace, dry_run, json, all, resync, add_key;
     int nargs;
     char **args;
@@ -184,9 +188,29 @@ krb5_error_code yk_admin_load_config(yk_admin *adm);
  * (loading kdc.conf).  NULL, after printing why, when neither is set. */
 const char *yk_admin_keyring_path(yk_admin *adm);
 
-/* Load the master keyring; prints the reason on failure.  The caller
- * frees *kr_out with yk_keyring_free. */
+/* Load the master keyring; prints the reason on failure (for a wrong
+ * mode or owner: the file's and what to do).  Run by root, it also
+ * accepts a file owned by the KDC's user (yk_admin_kdc_user_find without
+ * --kdc-user), as that KDC does.  The caller frees *kr_out with
+ * yk_keyring_free. */
 krb5_error_code yk_admin_load_keyring(yk_admin *adm, yk_keyring **kr_out);
+
+#define YK_ADMIN_USER_SHOWN_MAX 64  /* a user name, as printed */
+#define YK_ADMIN_HOW_MAX 512        /* how the KDC's user was found */
+
+/* Who the KDC runs as, and how we know. */
+typedef struct {
+    uid_t uid;
+    char name[YK_ADMIN_USER_SHOWN_MAX];
+    char how[YK_ADMIN_HOW_MAX];
+} yk_admin_kdc_user;
+
+/* Fill *u with the KDC's user: opt (a user name, from --kdc-user) when not
+ * NULL, else the owner of the directory holding the KDC database
+ * (database_name of the realm, default /var/lib/krb5kdc/principal), else
+ * root.  0, or an exit status after printing why (an unknown opt). */
+int yk_admin_kdc_user_find(yk_admin *adm, const char *opt,
+                           yk_admin_kdc_user *u);
 
 /* The token store for the configured directory (owned by adm); prints the
  * reason on failure. */

@@ -12,11 +12,13 @@
  * Nothing is written unless everything checks: the whole file parses,
  * every token has a principal that parses and has a directory entry,
  * no public id is enrolled already (or twice in the file), and every
- * --first-otp decrypts with its token's key.  --first-otp seeds the
- * counter from a fresh OTP (an imported token's counter is unknown, and
- * OTPs it produced before would otherwise be accepted once more).  Keys
- * live in locked buffers wiped on every path; the file's text is wiped
- * as soon as it is parsed.
+ * --first-otp decrypts with its token's key.  An imported token's
+ * counter is unknown: stored as 0, every OTP the token ever produced
+ * would be accepted once more.  --first-otp seeds it from a fresh OTP,
+ * --counter [PUBID=]N sets it to a known value (the last one used, e.g.
+ * by a former validation server); a token imported with neither gets a
+ * loud warning.  Keys live in locked buffers wiped on every path; the
+ * file's text is wiped as soon as it is parsed.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -49,6 +51,15 @@
 #define IMPORT_FILE_MAX (64 * 1024 * 1024) /* bytes of an import file */
 #define MAP_FILE_MAX (16 * 1024 * 1024)    /* bytes of a map file */
 #define WHERE_MAX 512                 /* "FILE line N" in messages */
+#define WARN_LIST_MAX 10              /* tokens named by the warning */
+#define COUNTER_MAX 0x7fffffUL        /* ((0x7fff << 8) | 0xff) */
+
+/* Where an imported token's counter came from. */
+enum {
+    COUNTER_UNKNOWN = 0,         /* stored as 0: old OTPs work once */
+    COUNTER_FIRST_OTP,           /* --first-otp: that OTP is consumed */
+    COUNTER_GIVEN                /* --counter */
+};
 
 /* One token to import, whatever its source. */
 typedef struct {
@@ -59,7 +70,7 @@ typedef struct {
     size_t line;                 /* 0: standard input */
     char *principal;             /* canonical (malloc'd) */
     yk_entry *entry;
-    int has_counter;             /* --first-otp seeded it */
+    int counter_from;            /* COUNTER_* */
     uint32_t counter;
 } import_item;
 
@@ -319,7 +330,7 @@ apply_first_otps(const yk_admin_args *a, import_item *items, size_t n)
                                    "(none)");
             break;
         }
-        if (items[j].has_counter) {
+        if (items[j].counter_from != COUNTER_UNKNOWN) {
             status = yk_admin_fail("--first-otp given twice for %s",
                                    items[j].pubid);
             break;
@@ -333,12 +344,103 @@ apply_first_otps(const yk_admin_args *a, import_item *items, size_t n)
                                    items[j].pubid, yk_strerror(ret));
         } else {
             items[j].counter = yk_otp_counter(&fields);
-            items[j].has_counter = 1;
+            items[j].counter_from = COUNTER_FIRST_OTP;
         }
         yk_zap(&fields, sizeof(fields));
     }
     yk_zap(&otp, sizeof(otp));
     return status;
+}
+
+/* Apply the --counter options to items: "PUBID=N" names its token, a
+ * bare "N" the only one; N (decimal, or hex with 0x) becomes its stored
+ * counter, so that every OTP up to N is refused.  0, or an exit
+ * status. */
+static int
+apply_counters(const yk_admin_args *a, import_item *items, size_t n)
+{
+    char pubid[YK_PUBID_MODHEX_MAX + 1], given[YK_PUBID_MODHEX_MAX * 2 + 1];
+    const char *s, *eq, *num;
+    char *end = NULL;
+    unsigned long v;
+    size_t i, j, len;
+
+    for (i = 0; i < a->ncounter; i++) {
+        s = a->counter[i];
+        eq = strchr(s, '=');
+        num = eq != NULL ? eq + 1 : s;
+        errno = 0;
+        v = strtoul(num, &end, 0);
+        if (*num < '0' || *num > '9' || *end != '\0' || errno != 0 ||
+            v > COUNTER_MAX)
+            return yk_admin_fail("--counter %s: not a counter (0 to %lu, "
+                                 "as \"ykadmin list\" shows it: usage "
+                                 "counter * 256 + session counter)", s,
+                                 COUNTER_MAX);
+        if (eq == NULL) {
+            if (n != 1)
+                return yk_admin_fail("--counter %s: %lu tokens are "
+                                     "imported: name the token, --counter "
+                                     "PUBID=N", s, (unsigned long)n);
+            j = 0;
+        } else {
+            len = (size_t)(eq - s);
+            if (len >= sizeof(given))
+                len = sizeof(given) - 1;
+            memcpy(given, s, len);
+            given[len] = '\0';
+            if (yk_admin_canon_pubid(given, pubid) != 0)
+                return YK_ADMIN_EXIT_FAIL;
+            for (j = 0; j < n; j++) {
+                if (strcmp(items[j].pubid, pubid) == 0)
+                    break;
+            }
+            if (j == n)
+                return yk_admin_fail("--counter: public id %s is not one "
+                                     "of the tokens imported", pubid);
+        }
+        if (items[j].counter_from != COUNTER_UNKNOWN)
+            return yk_admin_fail("token %s: its counter is given twice "
+                                 "(--counter, --first-otp): give one",
+                                 items[j].pubid);
+        items[j].counter = (uint32_t)v;
+        items[j].counter_from = COUNTER_GIVEN;
+    }
+    return 0;
+}
+
+/* Warn loudly (standard error) about every item imported without a known
+ * counter: the KDC will accept each OTP that token ever produced once
+ * more.  Names at most WARN_LIST_MAX of them. */
+static void
+warn_unknown_counters(const import_item *items, size_t n, int dry_run)
+{
+    size_t i, count = 0, shown = 0;
+
+    for (i = 0; i < n; i++)
+        count += items[i].counter_from == COUNTER_UNKNOWN;
+    if (count == 0)
+        return;
+    fprintf(stderr, "ykadmin: WARNING: %lu token%s %s imported with "
+            "counter 0: every OTP %s ever produced (any counter above 0) "
+            "will be accepted once, also one copied from an old log or a "
+            "former validation server.  Give --first-otp with a fresh OTP "
+            "of each token, or --counter PUBID=N with the counter of its "
+            "last OTP used; or run \"ykadmin raise-counters\" on %s "
+            "afterwards.\n", (unsigned long)count, count == 1 ? "" : "s",
+            dry_run ? "would be" : (count == 1 ? "is" : "are"),
+            count == 1 ? "it" : "they",
+            count == 1 ? "its principal" : "their principals");
+    for (i = 0; i < n && shown < WARN_LIST_MAX; i++) {
+        if (items[i].counter_from != COUNTER_UNKNOWN)
+            continue;
+        fprintf(stderr, "ykadmin: WARNING:   %s for %s\n", items[i].pubid,
+                items[i].principal);
+        shown++;
+    }
+    if (count > shown)
+        fprintf(stderr, "ykadmin: WARNING:   and %lu more\n",
+                (unsigned long)(count - shown));
 }
 
 /* Check every item against the directory: its principal's entry exists,
@@ -409,6 +511,14 @@ item_entry(const import_item *items, size_t i)
     return items[i].entry;
 }
 
+/* The log word for a COUNTER_* value. */
+static const char *
+counter_from_name(int from)
+{
+    return from == COUNTER_FIRST_OTP ? "first-otp" :
+        from == COUNTER_GIVEN ? "given" : "unknown";
+}
+
 /* Write every item as an active token.  0, or an exit status after saying
  * which tokens were written before the failure. */
 static int
@@ -436,9 +546,9 @@ write_items(yk_admin *adm, yk_store *st, const yk_keyring *kr,
                sizeof(secret->private_id));
         ret = yk_admin_new_records(adm, kr, it->principal, it->pubid,
                                    secret, YK_TOKEN_ACTIVE, description,
-                                   it->serial,
-                                   it->has_counter ? it->counter : 0,
-                                   it->has_counter ? now : 0, &rec, &state);
+                                   it->serial, it->counter,
+                                   it->counter_from == COUNTER_FIRST_OTP ?
+                                   now : 0, &rec, &state);
         yk_zap(secret, sizeof(*secret));
         if (ret) {
             yk_admin_fail("cannot wrap the key of token %s: %s", it->pubid,
@@ -452,13 +562,16 @@ write_items(yk_admin *adm, yk_store *st, const yk_keyring *kr,
         rec = NULL;
         if (it->line > 0)
             yk_admin_log(adm, "import principal=%s public_id=%s state=active "
-                         "counter=%lu file=%s line=%lu", it->principal,
-                         it->pubid, (unsigned long)state.counter, file,
-                         (unsigned long)it->line);
+                         "counter=%lu file=%s line=%lu counter_from=%s",
+                         it->principal, it->pubid,
+                         (unsigned long)state.counter, file,
+                         (unsigned long)it->line,
+                         counter_from_name(it->counter_from));
         else
             yk_admin_log(adm, "import principal=%s public_id=%s state=active "
-                         "counter=%lu", it->principal, it->pubid,
-                         (unsigned long)state.counter);
+                         "counter=%lu counter_from=%s", it->principal,
+                         it->pubid, (unsigned long)state.counter,
+                         counter_from_name(it->counter_from));
         printf("Imported token %s for %s: active (counter %lu).\n",
                it->pubid, it->principal, (unsigned long)state.counter);
     }
@@ -487,12 +600,14 @@ import_items(yk_admin *adm, const yk_admin_args *a, const char *file,
     size_t i;
     int status = YK_ADMIN_EXIT_FAIL;
 
-    if (apply_first_otps(a, items, n) != 0)
+    if (apply_first_otps(a, items, n) != 0 ||
+        apply_counters(a, items, n) != 0)
         return YK_ADMIN_EXIT_FAIL;
     if (yk_admin_load_keyring(adm, &kr) != 0 ||
         yk_admin_store(adm, &st) != 0 ||
         check_items(adm, st, file, items, n) != 0)
         goto cleanup;
+    warn_unknown_counters(items, n, a->dry_run);
     if (a->dry_run) {
         for (i = 0; i < n; i++)
             printf("Would import token %s for %s%s%s (counter %lu).\n",
@@ -549,6 +664,8 @@ import_stdin(yk_admin *adm, const yk_admin_args *a, const char *name)
         return yk_admin_usage(cmd, "--map and --format need --file FILE");
     if (a->nfirst_otp > 1)
         return yk_admin_usage(cmd, "one token, one --first-otp");
+    if (a->ncounter > 1)
+        return yk_admin_usage(cmd, "one token, one --counter");
 
     /* The input and the secret, locked and wiped. */
     input = calloc(1, SECRET_INPUT_MAX + sizeof(*secret));
@@ -720,7 +837,7 @@ run_import(yk_admin *adm, int argc, char **argv)
     const yk_admin_cmd *cmd = &yk_admin_cmd_import;
     unsigned int allowed = YK_OPT_PUBLIC_ID | YK_OPT_DESCRIPTION |
         YK_OPT_FILE | YK_OPT_PRINCIPAL | YK_OPT_MAP | YK_OPT_FORMAT |
-        YK_OPT_DRY_RUN | YK_OPT_FIRST_OTP;
+        YK_OPT_DRY_RUN | YK_OPT_FIRST_OTP | YK_OPT_COUNTER;
     yk_admin_args a;
     int status;
 
@@ -742,10 +859,10 @@ run_import(yk_admin *adm, int argc, char **argv)
 
 const yk_admin_cmd yk_admin_cmd_import = {
     "import",
-    "PRINCIPAL --public-id MODHEX [--description TEXT] [--first-otp OTP] "
-    "[--dry-run] | --file FILE (--principal P | --map FILE) [--format "
-    "auto|ykman|traditional|ksm] [--description TEXT] [--first-otp OTP]... "
-    "[--dry-run]",
+    "PRINCIPAL --public-id MODHEX [--description TEXT] [--first-otp OTP | "
+    "--counter N] [--dry-run] | --file FILE (--principal P | --map FILE) "
+    "[--format auto|ykman|traditional|ksm] [--description TEXT] "
+    "[--first-otp OTP]... [--counter PUBID=N]... [--dry-run]",
     "import existing tokens: from standard input or a key file",
     "One token: reads \"AESKEYHEX PRIVIDHEX\" from standard input: its AES\n"
     "key (32 hex digits) and private id (12 hex digits) separated by white\n"
@@ -757,7 +874,9 @@ const yk_admin_cmd yk_admin_cmd_import = {
     "unless the whole file parses, every token has a principal with a\n"
     "directory entry, and no public id is enrolled already or twice in\n"
     "the file.  Tokens are stored active, with counter 0 unless\n"
-    "--first-otp seeds it.  Errors name the line.\n\n"
+    "--first-otp or --counter sets it; with 0, every OTP the token ever\n"
+    "produced is accepted once (a warning says so).  Errors name the\n"
+    "line.\n\n"
     "Options:\n"
     "  --public-id MODHEX    the token's public id (one token, required)\n"
     "  --file FILE           import the tokens of FILE\n"
@@ -771,6 +890,11 @@ const yk_admin_cmd yk_admin_cmd_import = {
     "                        its public id; may be repeated): verified with\n"
     "                        the imported key, its counter becomes the\n"
     "                        stored one, so older OTPs are refused\n"
+    "  --counter [PUBID=]N   the token's known counter (the last one used,\n"
+    "                        as \"ykadmin list\" shows it: usage * 256 +\n"
+    "                        session; decimal or 0x hex): OTPs up to N are\n"
+    "                        refused; PUBID may be left out for one token;\n"
+    "                        may be repeated\n"
     "  --description TEXT    free text shown by list (printable ASCII)\n"
     "  --dry-run             check everything, write nothing\n",
     run_import

@@ -15,8 +15,9 @@
  * rotation is wrapped with them.
  *
  * The KDC's user, for the ownership warnings: --kdc-user NAME, else the
- * owner of the directory holding the KDC database (database_name of the
- * realm in kdc.conf, default /var/lib/krb5kdc/principal), else root.
+ * owner of the directory holding the KDC database (yk_admin_kdc_user).
+ * The rules on the file's mode and owner are keywrap.c's, which the KDC
+ * applies when it loads the file.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -25,7 +26,6 @@
 
 #include <errno.h>
 #include <libgen.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,66 +41,12 @@
 #include "secmem.h"
 #include "store.h"
 
-#define DEFAULT_DATABASE_NAME "/var/lib/krb5kdc/principal"
-#define USER_SHOWN_MAX 64
-#define HOW_MAX 512
-
-/* Who the KDC runs as, and how we know. */
-typedef struct {
-    uid_t uid;
-    char name[USER_SHOWN_MAX];
-    char how[HOW_MAX];
-} kdc_user;
-
-/* Fill *u: --kdc-user NAME, else the owner of the KDC database's
- * directory, else root.  0, or an exit status after printing why. */
-static int
-find_kdc_user(yk_admin *adm, const char *opt, kdc_user *u)
-{
-    const char *dbname = DEFAULT_DATABASE_NAME;
-    char *copy = NULL, *dir;
-    struct passwd *pw;
-    struct stat sb;
-
-    memset(u, 0, sizeof(*u));
-    if (opt != NULL) {
-        pw = getpwnam(opt);
-        if (pw == NULL)
-            return yk_admin_fail("--kdc-user: no user \"%s\"", opt);
-        u->uid = pw->pw_uid;
-        snprintf(u->how, sizeof(u->how), "given by --kdc-user");
-    } else {
-        if ((adm->config_loaded || yk_admin_config_readable(adm)) &&
-            yk_admin_load_config(adm) == 0 && adm->database_name != NULL)
-            dbname = adm->database_name;
-        copy = strdup(dbname);
-        if (copy == NULL)
-            return yk_admin_fail("out of memory");
-        dir = dirname(copy);
-        if (stat(dir, &sb) == 0) {
-            u->uid = sb.st_uid;
-            snprintf(u->how, sizeof(u->how), "the owner of %s, the KDC "
-                     "database's directory", dir);
-        } else {
-            u->uid = 0;
-            snprintf(u->how, sizeof(u->how), "root: %s, the KDC database's "
-                     "directory, does not exist here", dir);
-        }
-        free(copy);
-    }
-    pw = getpwuid(u->uid);
-    if (pw != NULL && pw->pw_name != NULL)
-        yk_admin_printable(pw->pw_name, u->name, sizeof(u->name));
-    else
-        snprintf(u->name, sizeof(u->name), "uid %lu", (unsigned long)u->uid);
-    return 0;
-}
-
 /* Warn (standard error, not a failure) when the keyring at path can be
- * read or replaced by others, or is not owned by the KDC's user; returns
- * the number of warnings. */
+ * read or replaced by others, or is not owned as the KDC needs it (the
+ * rules of yk_keyring_mode_ok and yk_keyring_owner_ok); returns the
+ * number of warnings. */
 static int
-check_keyring_file(const char *path, const kdc_user *u)
+check_keyring_file(const char *path, const yk_admin_kdc_user *u)
 {
     char *copy = NULL, *dir;
     struct stat sb;
@@ -111,7 +57,7 @@ check_keyring_file(const char *path, const kdc_user *u)
                 strerror(errno));
         return 1;
     }
-    if ((sb.st_mode & 077) != 0) {
+    if (!yk_keyring_mode_ok((unsigned int)sb.st_mode)) {
         fprintf(stderr, "ykadmin: warning: %s is readable or writable by "
                 "group or others (mode %04o): \"chmod 600 %s\" (the KDC "
                 "refuses it as it is)\n", path,
@@ -124,12 +70,18 @@ check_keyring_file(const char *path, const kdc_user *u)
                 path);
         warnings++;
     }
-    if (sb.st_uid != u->uid) {
+    if (!yk_keyring_owner_ok(sb.st_uid, u->uid, (uid_t)-1)) {
         fprintf(stderr, "ykadmin: warning: %s is owned by uid %lu, not by "
-                "the KDC's user %s (%s): the KDC cannot read it unless it "
-                "runs as its owner: \"chown %s %s\" (or name the KDC's user "
-                "with --kdc-user)\n", path, (unsigned long)sb.st_uid,
-                u->name, u->how, u->name, path);
+                "the KDC's user %s (%s) nor root: the KDC refuses it (its "
+                "owner could replace the keys): \"chown %s %s\" (or name "
+                "the KDC's user with --kdc-user)\n", path,
+                (unsigned long)sb.st_uid, u->name, u->how, u->name, path);
+        warnings++;
+    } else if (sb.st_uid != u->uid) {
+        fprintf(stderr, "ykadmin: warning: %s is owned by root, not by "
+                "the KDC's user %s (%s): the KDC cannot open it (mode "
+                "0600): \"chown %s %s\" (or name the KDC's user with "
+                "--kdc-user)\n", path, u->name, u->how, u->name, path);
         warnings++;
     }
     copy = strdup(path);
@@ -158,7 +110,7 @@ run_init_master_key(yk_admin *adm, int argc, char **argv)
     krb5_error_code ret;
     uint32_t version = 0;
     yk_admin_args a;
-    kdc_user u;
+    yk_admin_kdc_user u;
     int status;
 
     status = yk_admin_parse_args(cmd, argc, argv,
@@ -166,7 +118,7 @@ run_init_master_key(yk_admin *adm, int argc, char **argv)
     if (status >= 0)
         return status;
     path = a.keyring != NULL ? a.keyring : yk_admin_keyring_path(adm);
-    if (path == NULL || find_kdc_user(adm, a.kdc_user, &u) != 0)
+    if (path == NULL || yk_admin_kdc_user_find(adm, a.kdc_user, &u) != 0)
         return YK_ADMIN_EXIT_FAIL;
 
     ret = yk_keyring_new(&kr);
@@ -213,11 +165,11 @@ add_key(yk_admin *adm, const char *kdc_user_opt)
     krb5_error_code ret;
     struct stat sb;
     uint32_t version = 0;
-    kdc_user u;
+    yk_admin_kdc_user u;
     int status = YK_ADMIN_EXIT_FAIL;
 
     path = yk_admin_keyring_path(adm);
-    if (path == NULL || find_kdc_user(adm, kdc_user_opt, &u) != 0)
+    if (path == NULL || yk_admin_kdc_user_find(adm, kdc_user_opt, &u) != 0)
         return YK_ADMIN_EXIT_FAIL;
     if (stat(path, &sb) != 0)
         return yk_admin_fail("cannot read the master keyring %s: %s", path,

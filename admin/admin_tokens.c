@@ -13,8 +13,8 @@
  * raise-counters counts in such steps: --by N makes every OTP whose usage
  * counter is at most the stored one + N refused (the stored value becomes
  * ((usage + N) << 8) | 0xff), so the token works again at its (N+1)th
- * power-up after the stored one -- or after "verify --resync" with an OTP
- * its owner types in front of the helpdesk.
+ * power-up after the stored one -- or after "verify --resync --force"
+ * with an OTP its owner types in front of the helpdesk.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -503,13 +503,14 @@ cleanup:
 }
 
 /* The verdict on one OTP against principal's token tok: 0 with
- * *new_out filled when its counter is fresh (with resync: any counter
- * but the stored one), otherwise an exit status after printing and
- * logging why.  The unwrapped secret, the parsed OTP and the decrypted
- * fields are wiped here. */
+ * *new_out filled when its counter is fresh (with resync and force: any
+ * counter but the stored one), otherwise an exit status after printing
+ * and logging why; resync alone says what lowering the counter would do.
+ * The unwrapped secret, the parsed OTP and the decrypted fields are
+ * wiped here. */
 static int
 judge_otp(yk_admin *adm, const yk_keyring *kr, const char *principal,
-          const yk_token *tok, const char *otp_str, int resync,
+          const yk_token *tok, const char *otp_str, int resync, int force,
           yk_state_rec *new_out)
 {
     yk_token_secret secret;
@@ -563,6 +564,23 @@ judge_otp(yk_admin *adm, const yk_keyring *kr, const char *principal,
     }
     counter = yk_otp_counter(&fields);
     stored = tok->state.counter;
+    if (counter < stored && resync && !force) {
+        /* Lowering reopens every OTP in between: say so, ask again. */
+        yk_admin_log(adm, "verify principal=%s public_id=%s counter=%lu "
+                     "stored=%lu result=refused reason=resync-needs-force",
+                     principal, tok->pubid, (unsigned long)counter,
+                     (unsigned long)stored);
+        yk_admin_fail("OTP not consumed: --resync would lower the stored "
+                      "counter of token %s of %s from %lu to %lu, and every "
+                      "OTP of that token with a counter in between (usage "
+                      "%lu to %lu) would then be accepted once more; if its "
+                      "owner typed this OTP in front of you, run \"ykadmin "
+                      "verify --resync --force\" with it", tok->pubid,
+                      principal, (unsigned long)stored,
+                      (unsigned long)counter, (unsigned long)(counter >> 8),
+                      (unsigned long)(stored >> 8));
+        goto cleanup;
+    }
     if (counter == stored || (counter < stored && !resync)) {
         yk_admin_log(adm, "verify principal=%s public_id=%s counter=%lu "
                      "stored=%lu result=refused reason=%s", principal,
@@ -629,9 +647,10 @@ read_otp_line(char *buf, size_t size)
     return 0;
 }
 
-/* verify OTP|- [--resync]: check an OTP as the KDC would and consume it
- * (its counter is stored with a compare-and-swap), for the helpdesk.
- * --resync also takes a counter below the stored one.  "-" reads the OTP
+/* verify OTP|- [--resync [--force]]: check an OTP as the KDC would and
+ * consume it (its counter is stored with a compare-and-swap), for the
+ * helpdesk.  --resync --force also takes a counter below the stored one
+ * (--resync alone explains what that would reopen).  "-" reads the OTP
  * from standard input; one given as an argument is copied and wiped from
  * the argument list at once (ps shows it until then).  The copy and the
  * parsed OTP are wiped on every path. */
@@ -655,9 +674,12 @@ run_verify(yk_admin *adm, int argc, char **argv)
 
     memset(&otp, 0, sizeof(otp));
     memset(s, 0, sizeof(s));
-    status = yk_admin_parse_args(cmd, argc, argv, YK_OPT_RESYNC, 1, 1, &a);
+    status = yk_admin_parse_args(cmd, argc, argv,
+                                 YK_OPT_RESYNC | YK_OPT_FORCE, 1, 1, &a);
     if (status >= 0)
         return status;
+    if (a.force && !a.resync)
+        return yk_admin_usage(cmd, "--force goes with --resync");
     status = YK_ADMIN_EXIT_FAIL;
     if (strcmp(a.args[0], "-") == 0) {
         if (isatty(STDIN_FILENO))
@@ -697,7 +719,8 @@ run_verify(yk_admin *adm, int argc, char **argv)
         if (yk_admin_read_entry(adm, st, holder, &entry) != 0)
             goto cleanup;
         tok = yk_entry_find_token(entry, otp.pubid_modhex);
-        if (judge_otp(adm, kr, holder, tok, s, a.resync, &new_state) != 0)
+        if (judge_otp(adm, kr, holder, tok, s, a.resync, a.force,
+                      &new_state) != 0)
             goto cleanup;
         before = tok->state.counter;
         ret = yk_store_cas_state(st, entry, tok, &new_state);
@@ -1027,7 +1050,7 @@ const yk_admin_cmd yk_admin_cmd_policy = {
 
 const yk_admin_cmd yk_admin_cmd_verify = {
     "verify",
-    "OTP|- [--resync]",
+    "OTP|- [--resync [--force]]",
     "check and consume an OTP, as the KDC would",
     "Finds the token by the OTP's public id, decrypts the OTP with the\n"
     "token's key, and stores its counter, so the OTP cannot be used again.\n"
@@ -1038,9 +1061,13 @@ const yk_admin_cmd yk_admin_cmd_verify = {
     "the shell's history; \"-\" reads it from standard input instead\n"
     "(one line).\n\n"
     "Options:\n"
-    "  --resync              also accept a counter below the stored one and\n"
-    "                        store it: after raise-counters, for an OTP the\n"
-    "                        token's owner types in front of you (never one\n"
+    "  --resync              for an OTP below the stored counter (after\n"
+    "                        raise-counters): say how far the counter would\n"
+    "                        go down, consume nothing\n"
+    "  --force               with --resync: lower the stored counter to the\n"
+    "                        OTP's and consume it.  Every OTP of the token\n"
+    "                        in between works once more: only for an OTP\n"
+    "                        its owner types in front of you (never one\n"
     "                        received by mail or chat: it may be replayed)\n",
     run_verify
 };
@@ -1056,7 +1083,7 @@ const yk_admin_cmd yk_admin_cmd_raise_counters = {
     "the stored one + N is refused.  Choose N above the number of times a\n"
     "token may have been plugged in since the backup.  A token works again\n"
     "at its next power-up beyond that, or at once after \"ykadmin verify\n"
-    "--resync\" with an OTP its owner types in front of you.\n\n"
+    "--resync --force\" with an OTP its owner types in front of you.\n\n"
     "Options:\n"
     "  --by N                usage-counter steps, 1 to 32767 (default 256:\n"
     "                        0x10000 in the compared counter)\n"

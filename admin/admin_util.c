@@ -62,12 +62,13 @@ static const opt_def opt_defs[] = {
     { "keyring", YK_OPT_KEYRING, 1 },
     { "kdc-user", YK_OPT_KDC_USER, 1 },
     { "add-key", YK_OPT_ADD_KEY, 0 },
+    { "counter", YK_OPT_COUNTER, 1 },
 };
 #define NOPT_DEFS (sizeof(opt_defs) / sizeof(opt_defs[0]))
 #define OPT_HELP 'h'
 
 /* Store the value of option bit (argument arg) into a.  0, or -1 when
- * --first-otp is given too often. */
+ * --first-otp or --counter is given too often. */
 static int
 opt_store(yk_admin_args *a, unsigned int bit, const char *arg)
 {
@@ -99,6 +100,11 @@ opt_store(yk_admin_args *a, unsigned int bit, const char *arg)
     case YK_OPT_KEYRING: a->keyring = arg; break;
     case YK_OPT_KDC_USER: a->kdc_user = arg; break;
     case YK_OPT_ADD_KEY: a->add_key = 1; break;
+    case YK_OPT_COUNTER:
+        if (a->ncounter == YK_ADMIN_COUNTER_MAX)
+            return -1;
+        a->counter[a->ncounter++] = arg;
+        break;
     default: break;
     }
     return 0;
@@ -147,8 +153,11 @@ yk_admin_parse_args(const yk_admin_cmd *cmd, int argc, char **argv,
                                   cmd->name);
         }
         if (opt_store(a, opt_defs[i].bit, optarg) != 0)
-            return yk_admin_usage(cmd, "--first-otp given more than %d "
-                                  "times", YK_ADMIN_FIRST_OTP_MAX);
+            return yk_admin_usage(cmd, "--%s given more than %d times",
+                                  opt_defs[i].name,
+                                  opt_defs[i].bit == YK_OPT_COUNTER ?
+                                  YK_ADMIN_COUNTER_MAX :
+                                  YK_ADMIN_FIRST_OTP_MAX);
     }
     a->nargs = argc - optind;
     a->args = argv + optind;

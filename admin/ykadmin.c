@@ -17,6 +17,7 @@
 #endif
 
 #include <errno.h>
+#include <libgen.h>
 #include <limits.h>
 #include <getopt.h>
 #include <pwd.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +36,7 @@
 
 #define DEFAULT_KDC_PROFILE "/etc/krb5kdc/kdc.conf"
 #define DEFAULT_KRB5_CONFIG "/etc/krb5.conf"
+#define DEFAULT_DATABASE_NAME "/var/lib/krb5kdc/principal"
 #define OVERRIDES_MAX 8               /* kdc.conf relations overridden */
 #define SUDO_USER_MAX 64             /* characters of SUDO_USER we log */
 #define LOG_LINE_MAX 1024            /* one syslog line */
@@ -588,20 +591,120 @@ yk_admin_keyring_path(yk_admin *adm)
     return adm->cfg.master_key_file;
 }
 
-/* Load the master keyring named by the configuration. */
+/* The name of uid (printable) into out, else "uid N". */
+static void
+user_name(uid_t uid, char *out, size_t size)
+{
+    struct passwd *pw = getpwuid(uid);
+
+    if (pw != NULL && pw->pw_name != NULL)
+        yk_admin_printable(pw->pw_name, out, size);
+    else
+        snprintf(out, size, "uid %lu", (unsigned long)uid);
+}
+
+/* The KDC's user; see admin.h. */
+int
+yk_admin_kdc_user_find(yk_admin *adm, const char *opt, yk_admin_kdc_user *u)
+{
+    const char *dbname = DEFAULT_DATABASE_NAME;
+    char *copy = NULL, *dir;
+    struct passwd *pw;
+    struct stat sb;
+
+    memset(u, 0, sizeof(*u));
+    if (opt != NULL) {
+        pw = getpwnam(opt);
+        if (pw == NULL)
+            return yk_admin_fail("--kdc-user: no user \"%s\"", opt);
+        u->uid = pw->pw_uid;
+        snprintf(u->how, sizeof(u->how), "given by --kdc-user");
+    } else {
+        if ((adm->config_loaded || yk_admin_config_readable(adm)) &&
+            yk_admin_load_config(adm) == 0 && adm->database_name != NULL)
+            dbname = adm->database_name;
+        copy = strdup(dbname);
+        if (copy == NULL)
+            return yk_admin_fail("out of memory");
+        dir = dirname(copy);
+        if (stat(dir, &sb) == 0) {
+            u->uid = sb.st_uid;
+            snprintf(u->how, sizeof(u->how), "the owner of %s, the KDC "
+                     "database's directory", dir);
+        } else {
+            u->uid = 0;
+            snprintf(u->how, sizeof(u->how), "root: %s, the KDC database's "
+                     "directory, does not exist here", dir);
+        }
+        free(copy);
+    }
+    user_name(u->uid, u->name, sizeof(u->name));
+    return 0;
+}
+
+/* Say why the keyring at path did not load (code from
+ * yk_keyring_load_for), naming its mode or owner and what to do.  kdc is
+ * the KDC's user that root also accepts, NULL when not root. */
+static void
+keyring_fail(const char *path, krb5_error_code code,
+             const yk_admin_kdc_user *kdc)
+{
+    char owner[YK_ADMIN_USER_SHOWN_MAX], me[YK_ADMIN_USER_SHOWN_MAX];
+    struct stat sb;
+
+    if ((code != EPERM && code != YK_ERR_KEYRING_PERMS) ||
+        stat(path, &sb) != 0) {
+        yk_admin_fail("cannot load the master keyring %s: %s", path,
+                      yk_strerror(code));
+        return;
+    }
+    if (code == YK_ERR_KEYRING_PERMS) {
+        yk_admin_fail("cannot load the master keyring %s: group or others "
+                      "may access it (mode %04o, must be 0600), and it "
+                      "holds every token's key: \"chmod 600 %s\" (the KDC "
+                      "refuses it too)", path,
+                      (unsigned int)(sb.st_mode & 07777), path);
+        return;
+    }
+    user_name(sb.st_uid, owner, sizeof(owner));
+    user_name(geteuid(), me, sizeof(me));
+    if (kdc != NULL && kdc->uid == 0)
+        yk_admin_fail("cannot load the master keyring %s: it is owned by "
+                      "%s, not root (who runs ykadmin, and the KDC's user "
+                      "too: %s), and its owner could replace the keys: "
+                      "\"chown root %s\" (the KDC refuses it too)", path,
+                      owner, kdc->how, path);
+    else if (kdc != NULL)
+        yk_admin_fail("cannot load the master keyring %s: it is owned by "
+                      "%s, neither root nor the KDC's user %s (%s), and its "
+                      "owner could replace the keys: \"chown %s %s\" (the "
+                      "KDC refuses it too)", path, owner, kdc->name,
+                      kdc->how, kdc->name, path);
+    else
+        yk_admin_fail("cannot load the master keyring %s: it is owned by "
+                      "%s, neither %s (who runs ykadmin) nor root, and its "
+                      "owner could replace the keys: run ykadmin as its "
+                      "owner, or have root \"chown %s %s\"", path, owner,
+                      me, me, path);
+}
+
+/* Load the master keyring named by the configuration; see admin.h. */
 krb5_error_code
 yk_admin_load_keyring(yk_admin *adm, yk_keyring **kr_out)
 {
+    yk_admin_kdc_user kdc;
     const char *path;
     krb5_error_code ret;
+    int as_root = geteuid() == 0;
 
     path = yk_admin_keyring_path(adm);
     if (path == NULL)
         return YK_ERR_CONFIG;
-    ret = yk_keyring_load(path, kr_out);
+    if (as_root && yk_admin_kdc_user_find(adm, NULL, &kdc) != 0)
+        return YK_ERR_CONFIG;
+    ret = yk_keyring_load_for(path, as_root ? kdc.uid : (uid_t)-1, kr_out);
     if (ret)
-        yk_admin_fail("cannot load the master keyring %s: %s", path,
-                      yk_strerror(ret));
+        keyring_fail(path, ret, as_root ? &kdc : NULL);
     return ret;
 }
 

@@ -19,9 +19,11 @@
  * CR, a tab separator, upper-case hex, a larger file...) refuses the
  * whole file with YK_ERR_KEYRING_FORMAT, which names nothing secret; the
  * header without a key is YK_ERR_KEYRING_EMPTY.  Loading refuses a file
- * on which group or others hold any permission (YK_ERR_KEYRING_PERMS,
- * checked with fstat on the opened descriptor).  The highest version
- * wraps, every version unwraps.
+ * on which group or others hold any permission (YK_ERR_KEYRING_PERMS) and
+ * a file owned by anyone but the reading process's effective uid or root
+ * (EPERM: its owner could replace the keys), both checked with fstat on
+ * the opened descriptor.  The highest version wraps, every version
+ * unwraps.
  *
  * Wrapped record (one string, stored in LDAP; strict and canonical, so the
  * same secret record always has exactly one spelling):
@@ -379,11 +381,40 @@ cleanup:
     return ret;
 }
 
-/* Read the keyring file at path whole and parse it.  The mode is checked
- * on the opened descriptor (no race with a chmod or a swapped path); the
- * read buffer is wiped on every path.  *kr_out is set only on success. */
+/* Whether mode (st_mode bits) gives group or others no permission at
+ * all: 1 or 0. */
+int
+yk_keyring_mode_ok(unsigned int mode)
+{
+    return (mode & (S_IRWXG | S_IRWXO)) == 0;
+}
+
+/* Whether a keyring owned by owner may be loaded by a process whose
+ * effective uid is reader, or by root on behalf of the user also (the
+ * KDC's, for ykadmin; (uid_t)-1 for none): owned by reader, by root, or
+ * by also when reader is root.  1 or 0. */
+int
+yk_keyring_owner_ok(uid_t owner, uid_t reader, uid_t also)
+{
+    if (owner == reader || owner == 0)
+        return 1;
+    return reader == 0 && also != (uid_t)-1 && owner == also;
+}
+
+/* Read the keyring file at path whole and parse it (see keywrap.h).  Mode
+ * and owner are checked on the opened descriptor (no race with a chmod or
+ * a swapped path); the read buffer is wiped on every path.  *kr_out is
+ * set only on success. */
 krb5_error_code
 yk_keyring_load(const char *path, yk_keyring **kr_out)
+{
+    return yk_keyring_load_for(path, (uid_t)-1, kr_out);
+}
+
+/* yk_keyring_load, also accepting a file owned by also when the process
+ * runs as root (see keywrap.h). */
+krb5_error_code
+yk_keyring_load_for(const char *path, uid_t also, yk_keyring **kr_out)
 {
     char buf[YK_KEYRING_MAX_FILE + 1];
     yk_keyring *kr = NULL;
@@ -409,8 +440,12 @@ yk_keyring_load(const char *path, yk_keyring **kr_out)
         ret = YK_ERR_KEYRING_FORMAT;
         goto cleanup;
     }
-    if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    if (!yk_keyring_mode_ok((unsigned int)st.st_mode)) {
         ret = YK_ERR_KEYRING_PERMS;
+        goto cleanup;
+    }
+    if (!yk_keyring_owner_ok(st.st_uid, geteuid(), also)) {
+        ret = EPERM;
         goto cleanup;
     }
     if (st.st_size > YK_KEYRING_MAX_FILE) {

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <krb5.h>
 #include "otp.h"
 
@@ -22,10 +23,28 @@ typedef struct {
 typedef struct yk_keyring yk_keyring;
 
 /* Load the keyring file at path (read whole).  Refused with
- * YK_ERR_KEYRING_PERMS when the file is readable or writable by group or
- * others, YK_ERR_KEYRING_FORMAT when malformed, YK_ERR_KEYRING_EMPTY when
- * it holds no key.  *kr_out is set only on success. */
+ * YK_ERR_KEYRING_PERMS when group or others hold any permission on it
+ * (yk_keyring_mode_ok), EPERM when it is owned by neither the process's
+ * effective uid nor root (yk_keyring_owner_ok: its owner could replace
+ * the keys), YK_ERR_KEYRING_FORMAT when malformed (or not a regular
+ * file), YK_ERR_KEYRING_EMPTY when it holds no key.  *kr_out is set only
+ * on success. */
 krb5_error_code yk_keyring_load(const char *path, yk_keyring **kr_out);
+
+/* yk_keyring_load, but a process running as root also accepts a file
+ * owned by the user also (the KDC's user, for ykadmin run by root on a
+ * KDC that runs as its own user); (uid_t)-1 = nobody else. */
+krb5_error_code yk_keyring_load_for(const char *path, uid_t also,
+                                    yk_keyring **kr_out);
+
+/* The rule on a keyring's mode bits (st_mode): group and others hold no
+ * permission.  1 when it is met, else 0. */
+int yk_keyring_mode_ok(unsigned int mode);
+
+/* The rule on a keyring's owner: owned by reader (the effective uid of
+ * the process loading it), by root, or, when reader is root, by also
+ * ((uid_t)-1: nobody).  1 when it is met, else 0. */
+int yk_keyring_owner_ok(uid_t owner, uid_t reader, uid_t also);
 
 /* Parse keyring text (the file's contents) of len bytes. */
 krb5_error_code yk_keyring_parse(const char *buf, size_t len,

@@ -11,7 +11,10 @@
 # each identity sees them, a principal matched twice (loud, DISCARD, no
 # lockout), a KDC identity that may not swap (logged as a configuration
 # error), ldap_servers naming two servers without yubikey_ldap_write_uri
-# (refused at start: one write server), and lockout (maxfailure 3).
+# (refused at start: one write server), lockout (maxfailure 3), ykadmin
+# purge of the tokens that kldap's delprinc leaves on a user entry (no
+# krbPrincipalName left), and a keyring given to another user: the KDC
+# refuses it (keeps the one it loaded) and ykadmin says whose it is.
 # Exit 0 pass, 1 fail, 77 skip.
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -518,6 +521,98 @@ yk_ok "locky: three bad OTPs (replay, unknown token, bad CRC) counted" \
     "1, 2, 3; then locked: \"$(grep -o "Client's credentials have been" \
     "$YK_TMP/kinit.out" | head -1) revoked\""
 yk_kdc_attempts "locky@$R" | sed 's/^.*yubikey: /  /'
+
+# --- purge: tokens left on a user entry whose principal was deleted ------
+# kldap's delprinc of a principal put on an existing entry removes the
+# Kerberos attributes and keeps the entry, with our token attributes: no
+# KDC can use them, but a principal put there later would inherit them.
+GONE_DN="uid=gone,$YK_PEOPLE_DN"
+yk_kldap_user gone gone-directory-pw
+yk_kldap_addprinc_dn gone gone-pw "$GONE_DN"
+yk_realm_enroll gone "$YK_TMP/gone.tok"
+GONE_ID=$("$YK_YKEMU_BIN" --public-id "$YK_TMP/gone.tok")
+yk_ykadmin policy "gone@$R" otp >> "$YK_KRB5_DIR/ykadmin.log" 2>&1 ||
+    yk_fail "ykadmin policy gone otp"
+kadmin.local -r "$R" delprinc -force gone > "$YK_KRB5_DIR/kadmin.out" 2>&1 ||
+    { cat "$YK_KRB5_DIR/kadmin.out" >&2; yk_fail "delprinc gone"; }
+
+# What is on gone's entry (as the directory's rootdn): our attributes,
+# our class, krbPrincipalName.
+gone_attrs() {
+    yk_ldapsearch_as "$YK_ADMIN_DN" "$YK_ADMIN_PW" -b "$GONE_DN" -s base \
+        '(objectClass=*)' objectClass krbPrincipalName yubikeyPublicId \
+        yubikeyTokenSecret yubikeyTokenState yubikeyPolicy 2>/dev/null |
+        grep -i '^dn:\|^krbPrincipalName:\|^yubikey\|^objectClass: yubikey'
+}
+before=$(gone_attrs)
+case "$before" in
+    *"dn: $GONE_DN"*"yubikeyPublicId: $GONE_ID"*) ;;
+    *) yk_fail "delprinc did not leave gone's entry with its token: $before" ;;
+esac
+printf '%s\n' "$before" | grep -qi '^krbPrincipalName:' &&
+    yk_fail "gone's entry still names a principal after delprinc"
+yk_ok "kldap's delprinc of gone (on $GONE_DN) kept the entry and its" \
+    "token $GONE_ID, without krbPrincipalName"
+
+yk_ykadmin purge --dry-run > "$YK_TMP/purge.out" 2>&1 ||
+    { cat "$YK_TMP/purge.out" >&2; yk_fail "purge --dry-run failed"; }
+grep -qF "Would remove token $GONE_ID of entry $GONE_DN (no principal name left: principal-name-gone)." \
+    "$YK_TMP/purge.out" && grep -q "^Would remove 1 token\.$" \
+    "$YK_TMP/purge.out" ||
+    { cat "$YK_TMP/purge.out" >&2;
+      yk_fail "purge --dry-run does not name gone's token alone"; }
+[ "$(gone_attrs)" = "$before" ] || yk_fail "purge --dry-run changed $GONE_DN"
+yk_ykadmin purge > "$YK_TMP/purge.out" 2>&1 ||
+    { cat "$YK_TMP/purge.out" >&2; yk_fail "purge failed"; }
+grep -qF "Removed token $GONE_ID of entry $GONE_DN" "$YK_TMP/purge.out" &&
+    grep -qF "purge dn=$GONE_DN public_id=$GONE_ID reason=principal-name-gone" \
+        "$YK_TMP/purge.out" &&
+    grep -q "^Removed 1 token\.$" "$YK_TMP/purge.out" ||
+    { cat "$YK_TMP/purge.out" >&2; yk_fail "purge did not remove gone's token"; }
+[ "$(gone_attrs)" = "dn: $GONE_DN" ] ||
+    yk_fail "after purge, $GONE_DN still holds: $(gone_attrs)"
+yk_ykadmin list > "$YK_TMP/list.out" 2>&1 &&
+    grep -q "^alice@$R .*$ALICE_ID " "$YK_TMP/list.out" &&
+    grep -q "^bob@$R .*$BOB_ID " "$YK_TMP/list.out" ||
+    { cat "$YK_TMP/list.out" >&2; yk_fail "purge touched alice or bob"; }
+yk_ykadmin purge > "$YK_TMP/purge.out" 2>&1 &&
+    grep -q "^Removed 0 tokens\.$" "$YK_TMP/purge.out" ||
+    { cat "$YK_TMP/purge.out" >&2; yk_fail "purge again is not a no-op"; }
+# A principal put on that entry again starts without the old token.
+yk_kldap_addprinc_dn gone2 gone2-pw "$GONE_DN"
+yk_ykadmin list "gone2@$R" > "$YK_TMP/list.out" 2>&1
+grep -q "has no token" "$YK_TMP/list.out" ||
+    { cat "$YK_TMP/list.out" >&2; yk_fail "gone2 inherited a token"; }
+yk_ok "purge: --dry-run names the token of the nameless entry $GONE_DN and" \
+    "writes nothing; purge strips its token, policy and class (entry" \
+    "kept), logs it, leaves alice and bob; a new principal there holds" \
+    "no token"
+
+# --- the keyring's owner: another user's keyring is refused --------------
+# Its owner could replace the keys.  The running KDC keeps the keyring it
+# loaded (the change is seen within 5 s, at an OTP login) and says why.
+KEYRING=$YK_KRB5_DIR/master.keyring
+chown nobody "$KEYRING" || yk_fail "chown nobody $KEYRING"
+sleep 5.5
+login alice alice-pw "$(yk_otp "$YK_TMP/alice.tok")" ||
+    { cat "$YK_TMP/kinit.out" >&2;
+      yk_fail "alice refused while the KDC kept its loaded keyring"; }
+grep -q "KEYRING NOT RELOADED: realm $R: the master keyring $KEYRING changed but cannot be loaded: Operation not permitted" \
+    "$YK_KDC_LOG" ||
+    { grep KEYRING "$YK_KDC_LOG" >&2;
+      yk_fail "the KDC did not refuse a keyring owned by nobody"; }
+yk_ykadmin list "alice@$R" > /dev/null 2>&1 ||
+    yk_fail "list needs no keyring, yet failed"
+yk_ykadmin verify "$(yk_otp "$YK_TMP/alice.tok")" > "$YK_TMP/verify.out" 2>&1 &&
+    yk_fail "ykadmin verify used a keyring owned by nobody"
+grep -qF "cannot load the master keyring $KEYRING: it is owned by nobody" \
+    "$YK_TMP/verify.out" && grep -qF "\"chown root $KEYRING\"" \
+    "$YK_TMP/verify.out" ||
+    { cat "$YK_TMP/verify.out" >&2;
+      yk_fail "ykadmin does not say whose the keyring is and what to do"; }
+chown root "$KEYRING" || yk_fail "chown root $KEYRING"
+yk_ok "a keyring owned by nobody: the KDC keeps the one it loaded and" \
+    "logs \"Operation not permitted\"; ykadmin names the owner and the chown"
 
 # --- the KDC is still up and logged no OTP -----------------------------
 kill -0 "$YK_KDC_PID" 2>/dev/null || yk_fail "the KDC died"

@@ -5,7 +5,8 @@
 # Traditional log, yubikey-ksm), tokens assigned by --principal or a
 # --map file, each imported key proven by an OTP of an emulated token
 # holding it; --dry-run; --first-otp (the counter seeded, older OTPs
-# refused); and the refusals, each with nothing written: malformed lines
+# refused); --counter (a known counter given, older OTPs refused); the
+# loud warning for a token imported without either; and the refusals, each with nothing written: malformed lines
 # (named), a public id twice in the file or already enrolled, a token
 # without a map line, a principal without an entry, an OTP that does not
 # verify, an OpenPGP file.  No key in any output.  Exit 0 pass, 1 fail,
@@ -32,6 +33,7 @@ ID_B=vvcccccccccd P_B=1a1b1c1d1e1f K_B=202122232425262728292a2b2c2d2e2f
 ID_C=vvccccccccce P_C=2a2b2c2d2e2f K_C=303132333435363738393a3b3c3d3e3f
 ID_D=vvcccccccccf P_D=3a3b3c3d3e3f K_D=404142434445464748494a4b4c4d4e4f
 ID_E=vvcccccccccg P_E=4a4b4c4d4e4f K_E=505152535455565758595a5b5c5d5e5f
+ID_F=vvccccccccch P_F=5a5b5c5d5e5f K_F=606162636465666768696a6b6c6d6e6f
 
 # Run ykadmin; stdout in $T/out, stderr in $T/err, both kept in $ALL.
 yka() {
@@ -59,6 +61,17 @@ emu() {
 nothing_written() {
     [ "$(ntokens)" = "$written" ] ||
         yk_fail "$1: the directory holds $(ntokens) tokens, not $written"
+}
+
+# seeded_counter AT BELOW EMU WHAT: after an import that set the
+# counter (WHAT), the OTP AT the stored counter is a replay, the older
+# OTP BELOW is refused, the next OTP of the emulated token EMU works.
+seeded_counter() {
+    expect 1 "$4: the OTP at the stored counter" -- verify "$1"
+    err_has "replayed" "$4: the OTP at the stored counter"
+    expect 1 "$4: an older OTP" -- verify "$2"
+    err_has "older than the token's last use" "$4: an older OTP"
+    expect 0 "$4: the next OTP" -- verify "$("$YKEMU" "$T/$3")"
 }
 
 # ---------------------------------------------------------------------
@@ -99,7 +112,12 @@ out_has "Imported token $ID_A for alice@$YK_REALM: active (counter 0)" \
     "CSV import"
 err_has "import principal=alice@$YK_REALM public_id=$ID_A state=active counter=0 file=$T/a.csv line=1" \
     "CSV import log"
+err_has "counter_from=unknown" "CSV import log: counter unknown"
 ! grep -q "warning" "$T/err" || yk_fail "a 0600 file drew a warning"
+err_has "ykadmin: WARNING: 1 token is imported with counter 0: every OTP it ever produced (any counter above 0) will be accepted once" \
+    "no counter: the loud warning"
+err_has "ykadmin: WARNING:   $ID_A for alice@$YK_REALM" \
+    "no counter: the warning names the token"
 written=1
 expect 0 "list alice --json" -- list alice --json
 python3 -c 'import json, sys
@@ -109,7 +127,8 @@ assert (t["public_id"], t["serial"], t["state"], t["description"]) == \
     yk_fail "the imported token's record: $(cat "$T/out")"
 emu a.emu "$ID_A" "$P_A" "$K_A"
 expect 0 "an OTP of the imported key" -- verify "$("$YKEMU" "$T/a.emu")"
-yk_ok "ykman CSV: one token for --principal, serial kept, its key works"
+yk_ok "ykman CSV: one token for --principal, serial kept, its key works;" \
+    "imported with counter 0: a WARNING names it"
 
 # ---------------------------------------------------------------------
 # Traditional log (a time with commas), two tokens, a --map file.
@@ -171,15 +190,13 @@ err_has "public id $ID_A is not one of the tokens imported" \
 nothing_written "refused --first-otp"
 expect 0 "import a ksm file with --first-otp" -- import --file \
     "$T/keys.ksm" --map "$T/owners-d" --format KSM --first-otp "$first"
+grep -q "WARNING" "$T/err" && yk_fail "--first-otp drew the warning"
+err_has "counter_from=first-otp" "--first-otp log"
 out_has "1 token (ksm format)" "ksm format"
 out_has "Imported token $ID_D for dave@$YK_REALM: active (counter 512)" \
     "counter seeded"
 written=4
-expect 1 "the --first-otp itself, again" -- verify "$first"
-err_has "replayed" "--first-otp consumed"
-expect 1 "an OTP older than --first-otp" -- verify "$older"
-err_has "older than the token's last use" "older OTP after --first-otp"
-expect 0 "the next OTP" -- verify "$("$YKEMU" "$T/d.emu")"
+seeded_counter "$first" "$older" d.emu "--first-otp"
 yk_ok "yubikey-ksm file with --first-otp: counter seeded (512), that" \
     "OTP and an older one refused; a wrong or foreign OTP refused"
 
@@ -203,6 +220,40 @@ out_has "Imported token $ID_E for erin@$YK_REALM: active (counter 256)" \
 written=5
 expect 1 "the stdin --first-otp again" -- verify "$first"
 yk_ok "one token on standard input with --first-otp"
+
+# One token on standard input, with --counter: its known last counter.
+emu f.emu "$ID_F" "$P_F" "$K_F"
+old1=$("$YKEMU" "$T/f.emu")             # counter 256 (usage 1, session 0)
+old2=$("$YKEMU" "$T/f.emu")             # 257
+"$YKEMU" --replug "$T/f.emu" || yk_fail "ykemu --replug failed"
+expect 1 "--counter and --first-otp for one token" -- import carol \
+    --public-id "$ID_F" --counter 257 --first-otp "$("$YKEMU" "$T/f.emu")" \
+    <<< "$K_F $P_F"
+err_has "token $ID_F: its counter is given twice" "--counter and --first-otp"
+expect 1 "--counter, not a number" -- import carol --public-id "$ID_F" \
+    --counter 25x <<< "$K_F $P_F"
+err_has "--counter 25x: not a counter (0 to 8388607" "--counter 25x"
+expect 1 "--counter too large" -- import carol --public-id "$ID_F" \
+    --counter 0x800000 <<< "$K_F $P_F"
+err_has "not a counter" "--counter 0x800000"
+expect 2 "--counter twice for one token" -- import carol --public-id \
+    "$ID_F" --counter 1 --counter 2 <<< "$K_F $P_F"
+nothing_written "refused --counter"
+expect 0 "stdin import --counter --dry-run" -- import carol --public-id \
+    "$ID_F" --counter 257 --dry-run <<< "$K_F $P_F"
+out_has "Would import token $ID_F for carol@$YK_REALM (counter 257)" \
+    "--counter --dry-run"
+grep -q "WARNING" "$T/err" && yk_fail "--counter drew the warning"
+nothing_written "--counter --dry-run"
+expect 0 "stdin import with --counter" -- import carol --public-id \
+    "$ID_F" --counter "$ID_F=257" <<< "$K_F $P_F"
+out_has "Imported token $ID_F for carol@$YK_REALM: active (counter 257)" \
+    "stdin --counter"
+err_has "counter=257 counter_from=given" "--counter log"
+written=6
+seeded_counter "$old2" "$old1" f.emu "--counter"
+yk_ok "--counter: the known counter stored (no warning), OTPs up to it" \
+    "refused, the next one accepted; bad or doubled values refused"
 
 # ---------------------------------------------------------------------
 # Refusals: each names the problem (and the line), nothing written.
@@ -239,6 +290,14 @@ bad_file two.csv "a token without a map line" \
     "public id $N2 has no line in the map file" --map "$T/owners-1"
 bad_file two.csv "--principal for two tokens" "--principal assigns one" \
     --principal alice
+bad_file two.csv "--counter N for two tokens" \
+    "--counter 5: 2 tokens are imported: name the token, --counter PUBID=N" \
+    --map "$T/owners-n" --counter 5
+bad_file two.csv "--counter of a token not imported" \
+    "--counter: public id $ID_A is not one of the tokens imported" \
+    --map "$T/owners-n" --counter "$ID_A=5"
+bad_file two.csv "--counter with a bad public id" "invalid public id \"xyz\"" \
+    --map "$T/owners-n" --counter "xyz=5"
 printf '%s alice\n%s zed\n' "$N1" "$N2" > "$T/owners-z"
 bad_file two.csv "a principal without an entry" \
     "$T/two.csv line 2: zed@$YK_REALM has no entry in the directory" \
@@ -262,15 +321,24 @@ yk_ok "malformed lines, duplicate and enrolled public ids, missing map" \
     "nothing written"
 
 expect 0 "the good two-token file" -- import --file "$T/two.csv" \
-    --map "$T/owners-n"
-written=7
+    --map "$T/owners-n" --counter "${N1^^}=0x1ff"
+out_has "Imported token $N1 for alice@$YK_REALM: active (counter 511)" \
+    "--counter PUBID=0x..."
+out_has "Imported token $N2 for bob@$YK_REALM: active (counter 0)" \
+    "the other token"
+err_has "ykadmin: WARNING: 1 token is imported with counter 0" \
+    "the warning counts the token without a counter"
+err_has "ykadmin: WARNING:   $N2 for bob@$YK_REALM" "the warning names N2"
+grep -q "WARNING:   $N1" "$T/err" && yk_fail "the warning names $N1"
+written=8
 nothing_written "the good file"
-yk_ok "the same file imports once fixed"
+yk_ok "the same file imports once fixed; --counter PUBID=N for one of its" \
+    "tokens, the WARNING names the other"
 
 # ---------------------------------------------------------------------
 # No key or private id in anything ykadmin printed or logged.
 for s in "$P_A" "$K_A" "$P_B" "$K_B" "$P_C" "$K_C" "$P_D" "$K_D" "$P_E" \
-         "$K_E" "$YK_YKADMIN_PW" "${K_C:0:30}"; do
+         "$K_E" "$P_F" "$K_F" "$YK_YKADMIN_PW" "${K_C:0:30}"; do
     ! grep -qiF -- "$s" "$ALL" ||
         yk_fail "a secret appears in ykadmin's output or log lines"
 done

@@ -122,6 +122,7 @@ expect 2 "rewrap --add-key --dry-run" -- rewrap --add-key --dry-run
 expect 2 "purge takes no argument" -- purge now
 expect 2 "list, two principals" -- list alice bob --json
 expect 2 "verify --resync without OTP" -- verify --resync
+expect 2 "verify --force without --resync" -- verify --force x
 [ ! -e "$T/x.emu" ] || yk_fail "a usage error wrote a file"
 yk_ok "usage errors exit 2"
 
@@ -189,12 +190,36 @@ expect 0 "init-master-key, KDC user from database_name" -- \
     init-master-key --keyring "$T/kdc-home-keyring"
 err_has "not by the KDC's user nobody (the owner of $T/kdc-home, the KDC" \
     "KDC user from the database directory"
+# A keyring owned by the KDC's user (nobody): root's ykadmin loads it as
+# that KDC would; owned by anyone else, both refuse it.
+cp "$T/keyring" "$T/owned-keyring" && chown nobody "$T/owned-keyring"
+expect 0 "rewrap --add-key, keyring owned by the KDC's user" -- \
+    --keyring "$T/owned-keyring" rewrap --add-key
+[ "$(stat -c %U "$T/owned-keyring")" = nobody ] ||
+    yk_fail "rewrap --add-key did not give the keyring back to nobody"
+grep -q "owned by" "$T/err" && yk_fail "owner warning: $(cat "$T/err")"
 sed -i "s|database_name = .*|database_name = $T/kdb/principal|" "$T/kdc.conf"
+sum=$(sha256sum < "$T/owned-keyring")
+expect 1 "a keyring owned by another user" -- \
+    --keyring "$T/owned-keyring" rewrap --add-key
+err_has "cannot load the master keyring $T/owned-keyring: it is owned by nobody, not root" \
+    "keyring owner refused"
+err_has "its owner could replace the keys: \"chown root $T/owned-keyring\"" \
+    "keyring owner advice (load)"
+[ "$(sha256sum < "$T/owned-keyring")" = "$sum" ] ||
+    yk_fail "a refused keyring was changed"
+chmod 640 "$T/owned-keyring"
+expect 1 "a keyring readable by its group" -- \
+    --keyring "$T/owned-keyring" rewrap --add-key
+err_has "group or others may access it (mode 0640, must be 0600)" \
+    "keyring mode refused"
+err_has "\"chmod 600 $T/owned-keyring\"" "keyring mode advice"
 expect 1 "init-master-key --kdc-user unknown" -- init-master-key \
     --keyring "$T/unknown-user-keyring" --kdc-user no-such-user-here
 [ ! -e "$T/unknown-user-keyring" ] || yk_fail "bad --kdc-user wrote a file"
 yk_ok "init-master-key creates a 0600 keyring, refuses to overwrite one," \
-    "warns about its owner and directory"
+    "warns about its owner and directory; a keyring owned by neither root" \
+    "nor the KDC's user, or open to its group, is refused with the fix"
 
 # ---------------------------------------------------------------------
 # import, list, uniqueness
@@ -637,11 +662,20 @@ err_has "older than the token's last use" "OTP typed before the raise"
 expect 1 "the owner's next OTP, still below" -- \
     verify "$("$YKEMU" "$T/alice.emu")"
 fresh=$("$YKEMU" "$T/alice.emu")
-expect 0 "verify --resync with a fresh OTP" -- verify --resync "$fresh"
+expect 1 "verify --resync without --force" -- verify --resync "$fresh"
+err_has "OTP not consumed: --resync would lower the stored counter of token $ID1 of alice@$YK_REALM from $want to" \
+    "resync without --force: what it would do"
+err_has "run \"ykadmin verify --resync --force\" with it" \
+    "resync without --force: how to force"
+err_has "result=refused reason=resync-needs-force" "resync refusal log"
+[ "$(field alice "$ID1" 5)" = "$want" ] ||
+    yk_fail "verify --resync without --force changed the counter"
+expect 0 "verify --resync --force with a fresh OTP" -- \
+    verify --resync --force "$fresh"
 out_has "counter resynchronised" "resync"
 err_has "result=accepted resync=yes stored=$want" "resync log"
 expect 1 "--resync never takes the stored counter again" -- \
-    verify --resync "$fresh"
+    verify --resync --force "$fresh"
 err_has "replayed" "resync replay"
 expect 0 "the owner's next OTP after resync" -- \
     verify "$("$YKEMU" "$T/alice.emu")"
@@ -661,7 +695,8 @@ expect 0 "raise past the limit" -- raise-counters bob --by 1000
     yk_fail "raise not capped at 0x7fffff"
 expect 0 "raise at the limit" -- raise-counters bob
 out_has "is at the limit already: enrol a new token" "raise at the limit"
-yk_ok "raise-counters: OTPs typed before refused, verify --resync takes" \
+yk_ok "raise-counters: OTPs typed before refused, verify --resync" \
+    "refuses to lower the counter and says how, --resync --force takes" \
     "the owner's fresh OTP, the near-limit warning, the cap"
 
 # ---------------------------------------------------------------------

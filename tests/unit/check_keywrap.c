@@ -526,6 +526,66 @@ START_TEST(test_load_perms)
 }
 END_TEST
 
+/* The owner rule on plain inputs: the reader's own file or root's; root
+ * also the user it names (the KDC's, for ykadmin). */
+START_TEST(test_owner_rule)
+{
+    ck_assert_int_eq(yk_keyring_owner_ok(1000, 1000, (uid_t)-1), 1);
+    ck_assert_int_eq(yk_keyring_owner_ok(0, 1000, (uid_t)-1), 1);
+    ck_assert_int_eq(yk_keyring_owner_ok(0, 0, (uid_t)-1), 1);
+    ck_assert_int_eq(yk_keyring_owner_ok(1001, 1000, (uid_t)-1), 0);
+    ck_assert_int_eq(yk_keyring_owner_ok(1000, 0, (uid_t)-1), 0);
+    /* also counts for root only, and only the user it names. */
+    ck_assert_int_eq(yk_keyring_owner_ok(1000, 0, 1000), 1);
+    ck_assert_int_eq(yk_keyring_owner_ok(1001, 0, 1000), 0);
+    ck_assert_int_eq(yk_keyring_owner_ok(1000, 1001, 1000), 0);
+    ck_assert_int_eq(yk_keyring_mode_ok(S_IFREG | 0600), 1);
+    ck_assert_int_eq(yk_keyring_mode_ok(S_IFREG | 0400), 1);
+    ck_assert_int_eq(yk_keyring_mode_ok(S_IFREG | 0604), 0);
+    ck_assert_int_eq(yk_keyring_mode_ok(S_IFREG | 0610), 0);
+}
+END_TEST
+
+/* A real file given to another user: refused with EPERM (mode 0600 does
+ * not help), accepted again once it is the reader's; root also accepts
+ * the user named by yk_keyring_load_for.  Needs root to chown. */
+START_TEST(test_load_owner)
+{
+    const char *text = HDR "key 1 " KEY_A "\n";
+    const uid_t other = 54321;   /* a uid no test machine gives anyone */
+    yk_keyring *kr = NULL;
+
+    if (geteuid() != 0) {
+        fprintf(stderr, "check_keywrap: SKIP test_load_owner: not root, "
+                "cannot give a file to another user (the rule itself is "
+                "tested by test_owner_rule)\n");
+        return;
+    }
+    spit(tmppath("keyring"), text, strlen(text), 0600);
+    ck_assert_int_eq(chown(tmppath("keyring"), other, 0), 0);
+    ck_assert_int_eq(yk_keyring_load(tmppath("keyring"), &kr), EPERM);
+    ck_assert_ptr_null(kr);
+    ck_assert_int_eq(yk_keyring_load_for(tmppath("keyring"), other + 1,
+                                         &kr), EPERM);
+    ck_assert_ptr_null(kr);
+    /* The mode is judged first: a file wrong in both says the mode. */
+    ck_assert_int_eq(chmod(tmppath("keyring"), 0640), 0);
+    ck_assert_int_eq(yk_keyring_load(tmppath("keyring"), &kr),
+                     YK_ERR_KEYRING_PERMS);
+    ck_assert_int_eq(chmod(tmppath("keyring"), 0600), 0);
+    /* root loading on behalf of the file's owner (the KDC's user). */
+    ck_assert_int_eq(yk_keyring_load_for(tmppath("keyring"), other, &kr),
+                     0);
+    ck_assert_uint_eq(yk_keyring_count(kr), 1);
+    yk_keyring_free(kr);
+    kr = NULL;
+    /* Given back to root: loads. */
+    ck_assert_int_eq(chown(tmppath("keyring"), 0, 0), 0);
+    ck_assert_int_eq(yk_keyring_load(tmppath("keyring"), &kr), 0);
+    yk_keyring_free(kr);
+}
+END_TEST
+
 START_TEST(test_load_errors)
 {
     yk_keyring *kr = NULL;
@@ -969,6 +1029,8 @@ keywrap_suite(void)
     tcase_add_test(tc, test_write_exclusive_refused);
     tcase_add_test(tc, test_load_perms);
     tcase_add_test(tc, test_load_errors);
+    tcase_add_test(tc, test_owner_rule);
+    tcase_add_test(tc, test_load_owner);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("wrap");
