@@ -652,7 +652,7 @@ keyring_fail(const char *path, krb5_error_code code,
     char owner[YK_ADMIN_USER_SHOWN_MAX], me[YK_ADMIN_USER_SHOWN_MAX];
     struct stat sb;
 
-    if ((code != EPERM && code != YK_ERR_KEYRING_PERMS) ||
+    if ((code != YK_ERR_KEYRING_OWNER && code != YK_ERR_KEYRING_PERMS) ||
         stat(path, &sb) != 0) {
         yk_admin_fail("cannot load the master keyring %s: %s", path,
                       yk_strerror(code));

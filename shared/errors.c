@@ -78,6 +78,9 @@ static const char *const yk_messages[] = {
     /* YK_ERR_RFC6560_UNSUPPORTED */
     "OTP preauthentication data (RFC 6560) uses an unsupported field "
     "(hash algorithm, iteration count, challenge, time or counter)",
+    /* YK_ERR_KEYRING_OWNER */
+    "Master keyring file is owned by another user (must be owned by the "
+    "user that reads it, e.g. the KDC's, or by root)",
 };
 
 _Static_assert(sizeof(yk_messages) / sizeof(yk_messages[0]) ==

@@ -43,6 +43,7 @@ enum {
     YK_ERR_RFC6560_FORMAT,            /* not strict DER / wrong structure */
     YK_ERR_RFC6560_TOO_LONG,          /* a value over its bound */
     YK_ERR_RFC6560_UNSUPPORTED,       /* a field we refuse (hashAlg...) */
+    YK_ERR_KEYRING_OWNER,             /* keyring owned by another user */
     YK_ERR_LAST
 };
 

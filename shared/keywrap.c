@@ -21,8 +21,8 @@
  * header without a key is YK_ERR_KEYRING_EMPTY.  Loading refuses a file
  * on which group or others hold any permission (YK_ERR_KEYRING_PERMS) and
  * a file owned by anyone but the reading process's effective uid or root
- * (EPERM: its owner could replace the keys), both checked with fstat on
- * the opened descriptor.  The highest version wraps, every version
+ * (YK_ERR_KEYRING_OWNER: its owner could replace the keys), both checked
+ * with fstat on the opened descriptor.  The highest version wraps, every version
  * unwraps.
  *
  * Wrapped record (one string, stored in LDAP; strict and canonical, so the
@@ -445,7 +445,7 @@ yk_keyring_load_for(const char *path, uid_t also, yk_keyring **kr_out)
         goto cleanup;
     }
     if (!yk_keyring_owner_ok(st.st_uid, geteuid(), also)) {
-        ret = EPERM;
+        ret = YK_ERR_KEYRING_OWNER;
         goto cleanup;
     }
     if (st.st_size > YK_KEYRING_MAX_FILE) {

@@ -546,7 +546,7 @@ START_TEST(test_owner_rule)
 }
 END_TEST
 
-/* A real file given to another user: refused with EPERM (mode 0600 does
+/* A real file given to another user: refused with YK_ERR_KEYRING_OWNER (mode 0600 does
  * not help), accepted again once it is the reader's; root also accepts
  * the user named by yk_keyring_load_for.  Needs root to chown. */
 START_TEST(test_load_owner)
@@ -563,10 +563,10 @@ START_TEST(test_load_owner)
     }
     spit(tmppath("keyring"), text, strlen(text), 0600);
     ck_assert_int_eq(chown(tmppath("keyring"), other, 0), 0);
-    ck_assert_int_eq(yk_keyring_load(tmppath("keyring"), &kr), EPERM);
+    ck_assert_int_eq(yk_keyring_load(tmppath("keyring"), &kr), YK_ERR_KEYRING_OWNER);
     ck_assert_ptr_null(kr);
     ck_assert_int_eq(yk_keyring_load_for(tmppath("keyring"), other + 1,
-                                         &kr), EPERM);
+                                         &kr), YK_ERR_KEYRING_OWNER);
     ck_assert_ptr_null(kr);
     /* The mode is judged first: a file wrong in both says the mode. */
     ck_assert_int_eq(chmod(tmppath("keyring"), 0640), 0);
