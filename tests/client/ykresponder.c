@@ -116,7 +116,7 @@ ykr_check_question(krb5_context ctx, krb5_responder_context rctx,
     }
     if (!has_otp) {
         printf("question: %s\n", list[0] ? list : "(none)");
-        snprintf(s->why, sizeof(s->why), "no \"otp\" question (%s)",
+        snprintf(s->why, sizeof(s->why), "no \"otp\" question (%.200s)",
                  list[0] ? list : "none");
         return -1;
     }
