@@ -1,4 +1,4 @@
-/* ykbench.c: load generator: concurrent AS exchanges in four login modes. */
+/* ykbench.c: load generator: concurrent AS exchanges in five login modes. */
 
 /*
  * bench/run drives it: one invocation measures one cell (one mode at one
@@ -11,6 +11,9 @@
  *   2fa            (b) password + OTP: our mode 1 request
  *   otp            (c) the OTP alone inside FAST armor: our mode 2
  *   fast-password  (d) the password inside FAST: encrypted challenge
+ *   stock-2fa      (e) password + OTP typed as one value, sent by
+ *                  libkrb5's own RFC 6560 client (otp, padata 141/142)
+ *                  inside FAST armor: a stock MIT client, see below
  *   bad-otp        mode 1 with the right password and an OTP whose CRC
  *                  fails: a login counts when the KDC refuses it
  * Every exchange may use only the mode's mechanism (the "pa_type"
@@ -24,7 +27,7 @@
  * keytab of the thread that owns the principal; every exchange gets that
  * keytab with krb5_init_creds_set_keytab.  All mechanisms, ours and the
  * library's, obtain the AS key through the same get_as_key callback,
- * which then reads the keytab instead of running PBKDF2: the four modes
+ * which then reads the keytab instead of running PBKDF2: modes (a)-(d)
  * pay the same (negligible) client-side key cost, as a client that
  * cached its key would.
  *
@@ -34,6 +37,17 @@
  * yk_padata_seal (mode 1), or sends it in clear and makes the armor key
  * the AS key (mode 2).  The real yubikey_client.so must not be loaded:
  * KRB5_CONFIG must name a krb5.conf without it.
+ *
+ * The stock client (stock-2fa).  No module of ours, no keytab: the
+ * context has only libkrb5's built-in mechanisms (KRB5_CONFIG names a
+ * krb5.conf with nothing of this project), and the value the user would
+ * type, password then OTP, is the answer to the otp mechanism's responder
+ * question (krb5_responder_otp_set_answer, as SSSD answers it); the armor
+ * is set by name (krb5_get_init_creds_opt_set_fast_ccache_name, the
+ * thread's MEMORY copy).  The client derives no key (the otp mechanism's
+ * reply key is the armor key); the KDC runs the password's string-to-key
+ * on every login.  The passwords are kept, in fixed buffers, for this
+ * mode only.
  *
  * OTPs.  Each principal's emulated token (tests/emu) is loaded from its
  * state file, advanced in memory with yk_emu_next just before a login's
@@ -90,6 +104,7 @@ krb5_error_code k5_plugin_register(krb5_context context, int interface_id,
 #define YKB_DEFAULT_LIMIT 500000     /* logins per cell, at most */
 #define YKB_LINE_LEN 1024            /* a line of the principals file */
 #define YKB_PASSWORD_LEN 256
+#define YKB_VALUE_LEN (YKB_PASSWORD_LEN + YK_OTP_BUF) /* password + OTP */
 #define YKB_MSG_LEN 256              /* the first error's message */
 #define YKB_STAT_LEN 1024            /* /proc/PID/stat */
 #define YKB_NETSTAT_LEN 8192         /* a line of /proc/net/netstat */
@@ -97,11 +112,12 @@ krb5_error_code k5_plugin_register(krb5_context context, int interface_id,
 
 /* The login modes. */
 typedef enum {
-    M_PASSWORD, M_2FA, M_OTP, M_FAST_PASSWORD, M_BAD_OTP
+    M_PASSWORD, M_2FA, M_OTP, M_FAST_PASSWORD, M_STOCK_2FA, M_BAD_OTP
 } ykb_mode;
 
 /* One mode: its name, the only padata type the exchange may use, whether
- * it is armored, sends an OTP, and expects a refusal. */
+ * it is armored, sends an OTP, expects a refusal, and is the stock
+ * client (libkrb5's otp mechanism through the responder). */
 typedef struct {
     const char *name;
     ykb_mode id;
@@ -109,22 +125,26 @@ typedef struct {
     int armored;
     int sends_otp;
     int expect_refusal;
+    int stock;
 } ykb_mode_info;
 
 static const ykb_mode_info ykb_modes[] = {
-    { "password", M_PASSWORD, KRB5_PADATA_ENC_TIMESTAMP, 0, 0, 0 },
-    { "2fa", M_2FA, YK_PADATA_TYPE, 0, 1, 0 },
-    { "otp", M_OTP, YK_PADATA_TYPE, 1, 1, 0 },
+    { "password", M_PASSWORD, KRB5_PADATA_ENC_TIMESTAMP, 0, 0, 0, 0 },
+    { "2fa", M_2FA, YK_PADATA_TYPE, 0, 1, 0, 0 },
+    { "otp", M_OTP, YK_PADATA_TYPE, 1, 1, 0, 0 },
     { "fast-password", M_FAST_PASSWORD, KRB5_PADATA_ENCRYPTED_CHALLENGE,
-      1, 0, 0 },
-    { "bad-otp", M_BAD_OTP, YK_PADATA_TYPE, 0, 1, 1 },
+      1, 0, 0, 0 },
+    { "stock-2fa", M_STOCK_2FA, KRB5_PADATA_OTP_CHALLENGE, 1, 1, 0, 1 },
+    { "bad-otp", M_BAD_OTP, YK_PADATA_TYPE, 0, 1, 1, 0 },
 };
 
-/* One principal: its name, its derived key, its token. */
+/* One principal: its name, its derived key (or, for the stock client,
+ * its password), its token. */
 typedef struct {
     char *name;
     char *token_path;
     krb5_keyblock key;           /* derived in the main context */
+    char password[YKB_PASSWORD_LEN]; /* stock-2fa only, else empty */
     yk_emu emu;                  /* in memory while the cell runs */
     int emu_loaded;
     /* Owned by the thread's context: */
@@ -133,13 +153,16 @@ typedef struct {
     krb5_get_init_creds_opt *opt;
 } ykb_principal;
 
-/* What the in-process module needs for the exchange in progress: one per
- * thread, reached through a thread-local pointer. */
+/* What the in-process module (or the stock client's responder) needs for
+ * the exchange in progress: one per thread, reached through a
+ * thread-local pointer (the responder gets its thread's). */
 typedef struct {
     int proto_mode;              /* YK_MODE_2FA or YK_MODE_OTP */
     char otp[YK_OTP_BUF];
     size_t otp_len;
-    int produced;                /* our padata went out */
+    char value[YKB_VALUE_LEN];   /* stock-2fa: password then OTP */
+    int produced;                /* our padata, or the responder's
+                                  * answer, went out */
 } ykb_request;
 
 /* A --pid group: a name and the processes whose CPU time it sums. */
@@ -202,17 +225,19 @@ ykb_usage(FILE *f)
 {
     fprintf(f,
 "usage: ykbench --mode MODE --principals FILE [options]\n"
-"  --mode MODE        password | 2fa | otp | fast-password | bad-otp\n"
+"  --mode MODE        password | 2fa | otp | fast-password | stock-2fa |\n"
+"                     bad-otp\n"
 "  --principals FILE  lines \"NAME PASSWORD TOKENFILE\" (token states are\n"
 "                     read, and saved back when the mode sends OTPs)\n"
 "  --threads N        concurrent clients (default 1)\n"
 "  --seconds S        stop after S seconds (default 5)\n"
 "  --logins N         stop after N logins (default: no fixed count)\n"
 "  --limit N          never more than N logins (default %d)\n"
-"  --armor CCACHE     FAST armor ccache (otp, fast-password)\n"
+"  --armor CCACHE     FAST armor ccache (otp, fast-password, stock-2fa)\n"
 "  --enctype NAME     the long-term key to derive (default %s)\n"
 "  --pid NAME=PID[,PID...]  report the CPU time of these processes\n"
-"KRB5_CONFIG must name a krb5.conf that does not load yubikey_client.so.\n"
+"KRB5_CONFIG must name a krb5.conf that does not load yubikey_client.so\n"
+"(for stock-2fa: one with nothing of this project).\n"
 "Prints one line: result mode=... ok=... rate=... p50_ms=... p99_ms=...\n"
 "cpu_us_per_login.client=... (and per --pid group) machine_busy_cores=...\n"
 "listen_overflows=...  Exit 0 when every login ended as expected, 1\n"
@@ -454,6 +479,26 @@ ykb_initvt(krb5_context ctx, int maj_ver, int min_ver,
     return 0;
 }
 
+/* ---- the stock client's responder ------------------------------------ */
+
+/* Answer libkrb5's otp question with the value the user would type
+ * (password then OTP, one string), as SSSD answers it; any other
+ * question stays unanswered.  data is the thread's ykb_request. */
+static krb5_error_code KRB5_CALLCONV
+ykb_responder(krb5_context ctx, void *data, krb5_responder_context rctx)
+{
+    ykb_request *st = data;
+    krb5_error_code ret;
+
+    if (krb5_responder_get_challenge(ctx, rctx,
+                                     KRB5_RESPONDER_QUESTION_OTP) == NULL)
+        return 0;
+    ret = krb5_responder_otp_set_answer(ctx, rctx, 0, st->value, NULL);
+    if (ret == 0)
+        st->produced = 1;
+    return ret;
+}
+
 /* ---- setup ------------------------------------------------------------ */
 
 /* Read the principals file into run->princ (names and token paths;
@@ -653,7 +698,7 @@ ykb_thread_setup(ykb_run *run, ykb_thread *t, size_t idx)
     ykb_principal *p;
     const char *step = "register the in-process module";
     const char *msg;
-    char ktname[64];
+    char ktname[64], *armor_name = NULL;
     size_t i;
 
     memset(&entry, 0, sizeof(entry));
@@ -666,8 +711,11 @@ ykb_thread_setup(ykb_run *run, ykb_thread *t, size_t idx)
                 yk_strerror(ret));
         return ret;
     }
-    ret = k5_plugin_register(t->ctx, YKB_INTERFACE_CLPREAUTH, "ykbench",
-                             ykb_initvt);
+    /* The stock client: libkrb5's mechanisms only (and its keytab
+     * stays empty, never set on an exchange). */
+    if (!run->mode->stock)
+        ret = k5_plugin_register(t->ctx, YKB_INTERFACE_CLPREAUTH, "ykbench",
+                                 ykb_initvt);
     if (ret == 0) {
         step = "make the keytab";
         snprintf(ktname, sizeof(ktname), "MEMORY:ykbench-%lu-%lu",
@@ -678,6 +726,10 @@ ykb_thread_setup(ykb_run *run, ykb_thread *t, size_t idx)
         step = "copy the armor ccache";
         ret = ykb_copy_armor(t->ctx, run->armor_name, &t->armor);
     }
+    if (ret == 0 && t->armor != NULL && run->mode->stock) {
+        step = "name the armor ccache";
+        ret = krb5_cc_get_full_name(t->ctx, t->armor, &armor_name);
+    }
     for (i = 0; ret == 0 && i < t->nprinc; i++) {
         p = t->princ[i];
         step = p->name;
@@ -687,7 +739,8 @@ ykb_thread_setup(ykb_run *run, ykb_thread *t, size_t idx)
         entry.principal = p->client;
         entry.vno = 1;
         entry.key = p->key;
-        ret = krb5_kt_add_entry(t->ctx, t->keytab, &entry);
+        if (!run->mode->stock)
+            ret = krb5_kt_add_entry(t->ctx, t->keytab, &entry);
         if (ret == 0)
             ret = ykb_make_in_ccache(t->ctx, p->client, run->mode->pa_type,
                                      &p->in_cc);
@@ -696,10 +749,21 @@ ykb_thread_setup(ykb_run *run, ykb_thread *t, size_t idx)
         if (ret == 0)
             ret = krb5_get_init_creds_opt_set_in_ccache(t->ctx, p->opt,
                                                         p->in_cc);
-        if (ret == 0 && t->armor != NULL)
+        if (ret == 0 && armor_name != NULL) {
+            /* As a stock application sets it (SSSD does): by name. */
+            ret = krb5_get_init_creds_opt_set_fast_ccache_name(t->ctx,
+                                                               p->opt,
+                                                               armor_name);
+            if (ret == 0)
+                ret = krb5_get_init_creds_opt_set_responder(t->ctx, p->opt,
+                                                            ykb_responder,
+                                                            &t->req);
+        } else if (ret == 0 && t->armor != NULL) {
             ret = krb5_get_init_creds_opt_set_fast_ccache(t->ctx, p->opt,
                                                           t->armor);
+        }
     }
+    krb5_free_string(t->ctx, armor_name);
     if (ret) {
         msg = krb5_get_error_message(t->ctx, ret);
         fprintf(stderr, "ykbench: thread %lu: %s: %s\n", (unsigned long)idx,
@@ -791,12 +855,15 @@ ykb_login(ykb_thread *t, ykb_principal *p)
         t->req.otp_len = strlen(t->req.otp);
         if (mode->expect_refusal)
             ykb_spoil_otp(t->req.otp, t->req.otp_len);
+        if (mode->stock)
+            snprintf(t->req.value, sizeof(t->req.value), "%s%s",
+                     p->password, t->req.otp);
     }
 
     t0 = ykb_now_ns();
     ret = krb5_init_creds_init(t->ctx, p->client, NULL, NULL, 0, p->opt,
                                &icc);
-    if (ret == 0)
+    if (ret == 0 && !mode->stock)
         ret = krb5_init_creds_set_keytab(t->ctx, icc, t->keytab);
     if (ret == 0)
         ret = krb5_init_creds_get(t->ctx, icc);
@@ -841,6 +908,7 @@ cleanup:
     krb5_free_cred_contents(t->ctx, &creds);
     krb5_init_creds_free(t->ctx, icc);
     yk_zap(t->req.otp, sizeof(t->req.otp));
+    yk_zap(t->req.value, sizeof(t->req.value));
 }
 
 /* A client thread: wait for the start, then log in with its principals
@@ -1100,7 +1168,13 @@ ykb_prepare(ykb_run *run)
     }
     for (i = 0; i < run->nprinc; i++) {
         p = &run->princ[i];
-        ret = ykb_derive_key(ctx, run->enctype, p, pw[i]);
+        if (run->mode->stock) {
+            /* Typed at every login: the KDC derives the key. */
+            memcpy(p->password, pw[i], sizeof(p->password));
+            ret = 0;
+        } else {
+            ret = ykb_derive_key(ctx, run->enctype, p, pw[i]);
+        }
         if (ret) {
             fprintf(stderr, "ykbench: %s: cannot derive the key: %s\n",
                     p->name, yk_strerror(ret));
@@ -1183,6 +1257,7 @@ ykb_run_free(ykb_run *run)
             free(run->princ[i].key.contents);
         }
         yk_emu_clear(&run->princ[i].emu);
+        yk_zap(run->princ[i].password, sizeof(run->princ[i].password));
     }
     free(run->princ);
     free(run->lat_ns);

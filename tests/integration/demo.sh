@@ -41,12 +41,25 @@ expect "HIGHER_AUTHENTICATION_REQUIRED.* carol@$R for $SIGN@$R, Required auth"
 expect "Required auth indicators not present in ticket: yubikey-2fa\$"
 yk_ok "tools/demo showed login, H flag, signing ticket, replay and refusals"
 
-# Exactly the nine steps, then the one-line summary, last.
-n=$(grep -cE '^\[[0-9]/9\] ' "$out")
-[ "$n" -eq 9 ] || yk_fail "tools/demo showed $n of its 9 steps"
-tail -1 "$out" | grep -qE '^demo: PASSED: all 9 steps behaved as shown' ||
+# Step 10: the stock kinit (RFC 6560) over anonymous PKINIT armor.
+expect "^\[10/10\] A stock kinit: password \\+ OTP over anonymous PKINIT"
+expect "^    \\$ KRB5_CONFIG=krb5-stock.conf kinit -n -c armor.cc\$"
+expect "^      Default principal: WELLKNOWN/ANONYMOUS@WELLKNOWN:ANONYMOUS\$"
+expect "^      Enter OTP Token Value: alice-pw[cbdefghijklnrtuv]{44}  <- typed"
+expect "^      Preauth module otp \\(141\\) \\(real\\) returned: 0/Success\$"
+n=$(grep -cE "$attempt verdict=accepted reason=accepted\$" "$out")
+[ "$n" -eq 2 ] ||
+    yk_fail "tools/demo showed $n accepted OTP lines, not 2 (steps 5, 10)"
+expect "^    ok: stock kinit: TGT flagged [A-Z]*H[A-Z]*, ticket for $SIGN;"
+yk_ok "tools/demo showed a stock kinit's password + OTP over anonymous" \
+    "PKINIT armor"
+
+# Exactly the ten steps, then the one-line summary, last.
+n=$(grep -cE '^\[[0-9]+/10\] ' "$out")
+[ "$n" -eq 10 ] || yk_fail "tools/demo showed $n of its 10 steps"
+tail -1 "$out" | grep -qE '^demo: PASSED: all 10 steps behaved as shown' ||
     yk_fail "the last line is not the PASSED summary: $(tail -1 "$out")"
-yk_ok "nine steps, then the summary line"
+yk_ok "ten steps, then the summary line"
 
 # It stopped krb5kdc and slapd (by the PIDs it printed) and cleaned up.
 stopping='^Stopping krb5kdc (pid \([0-9]*\)) and slapd (pid \([0-9]*\));'
