@@ -24,6 +24,9 @@
 #   yk_replica_values URI DN ATTR
 #                            the ATTR values of DN at URI, one a line
 #                            (read as the rootdn)
+#   yk_replica_rounds_prereq / yk_replica_rounds NAME PW FILE ROUNDS
+#                            (realm.sh, two KDCs) one OTP at once to both
+#                            KDCs, ROUNDS times: one ticket each round
 #
 # The replication (slapd.conf of each, OpenLDAP 2.5):
 #   serverID N                          (global: 1 for A, 2 for B)
@@ -119,10 +122,11 @@ yk_replica_write_conf() {
         /^# One token, one principal/ { print ovl; print "" }
         { print }' "$template" > "$dir/slapd.conf" ||
         yk_fail "cannot write $dir/slapd.conf"
-    grep -q '^multiprovider on' "$dir/slapd.conf" &&
-        grep -q '^overlay syncprov' "$dir/slapd.conf" &&
-        grep -q "^serverID $id" "$dir/slapd.conf" ||
+    if ! grep -q '^multiprovider on' "$dir/slapd.conf" ||
+        ! grep -q '^overlay syncprov' "$dir/slapd.conf" ||
+        ! grep -q "^serverID $id" "$dir/slapd.conf"; then
         yk_fail "$dir/slapd.conf: replication lines not placed"
+    fi
 }
 
 # The replicator's entry (LDIF).
@@ -228,7 +232,7 @@ yk_replica_wait_sync() {
         [ -n "$a" ] && [ "$a" = "$b" ] && return 0
         [ "$YK_REPLICA_WAITED" -lt "$limit" ] ||
             yk_fail "A and B not in sync after $limit ms: A" \
-                "contextCSN $(echo $a), B $(echo $b)"
+                "contextCSN ${a//$'\n'/ }, B ${b//$'\n'/ }"
         yk_replica_nap
     done
 }
@@ -247,6 +251,20 @@ yk_replica_wait_attr() {
     done
 }
 
+# What yk_replica_rounds needs, before anything else: a build with the
+# test hooks (else skip, loudly), the temp dir (yk_init), the Kerberos
+# programs, the test client.
+yk_replica_rounds_prereq() {
+    grep -q '^#define YK_TEST_HOOKS 1' "$YK_BUILDDIR/config.h" 2>/dev/null ||
+        yk_skip "needs a build configured with --enable-test-hooks" \
+            "(YK_TEST_CAS_DELAY_MS makes both KDCs race to the swap)"
+    unset YK_TEST_CAS_DELAY_MS
+    yk_init
+    yk_realm_check_tools
+    [ -x "$YK_BUILDDIR/tests/client/yktestclient" ] ||
+        yk_fail "tests/client/yktestclient is not built (run make first)"
+}
+
 # yk_replica_rounds NAME PW FILE ROUNDS: ROUNDS times, the next OTP of
 # the emulated token FILE (NAME@REALM's, password PW) sent at the same
 # moment to the first KDC (YK_KRB5_CONF_PLAIN) and to the second
@@ -254,8 +272,8 @@ yk_replica_wait_attr() {
 # ticket exactly; the winner's KDC logs "verdict=accepted", the loser's
 # "verdict=refused reason=replay" for that counter, and the write
 # provider A stores that counter.  Prints one line per round; sets
-# YK_ROUNDS_WON1/2 (rounds each KDC won) and YK_ROUND_MIN_MS (the
-# quickest round).
+# YK_ROUNDS_WON1/2 (rounds each KDC won), YK_ROUND_MIN_MS (the
+# quickest round) and YK_LAST_ROUND_OTP (the last round's OTP).
 yk_replica_rounds() {
     local name=$1 pw=$2 tok=$3 rounds=$4 tc round otp ctr pubid t0 ms
     local rc1 rc2 l1 l2 state pids
@@ -265,6 +283,7 @@ yk_replica_rounds() {
     YK_ROUNDS_WON1=0 YK_ROUNDS_WON2=0 YK_ROUND_MIN_MS=
     for round in $(seq "$rounds"); do
         otp=$(yk_otp "$tok")
+        YK_LAST_ROUND_OTP=$otp
         ctr=$(yk_emu_last_counter "$tok")
         t0=$(yk_ms)
         ( KRB5_CONFIG=$YK_KRB5_CONF_PLAIN "$tc" --password "$pw" \

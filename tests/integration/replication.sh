@@ -15,8 +15,10 @@
 #    how long that took after ykadmin returned, and when A had the
 #    disable.  A refusal of a disabled token is confirmed on the write
 #    provider A, and a swap on A fails once the disable's new state value
-#    reached A, so what is measured is the replication B -> A.  Then A
-#    and B hold the same token record and state value.
+#    reached A, so what is measured is the replication B -> A (plus one
+#    attempt's time: the resolution).  Then the delay B -> A alone, 10
+#    ykadmin changes on B and A polled.  Then A and B hold the same token
+#    record and state value, the token disabled.
 # c. A stopped: KDC 2 still reads the hint from B, OTP logins are
 #    DISCARDed on both KDCs (no ticket; kinit: "Cannot contact any KDC";
 #    no failure counted), password logins work on both; A started again:
@@ -38,14 +40,8 @@ POLL_LIMIT_MS=10000
 YK_BREAKER_TIME=2
 # The KDC's UDP on another port: a DISCARD shows at once as no reply.
 YK_KDC_UDP_PORT=$(yk_realm_free_port) || yk_fail "no free port"
-unset YK_TEST_CAS_DELAY_MS
 
-grep -q '^#define YK_TEST_HOOKS 1' "$YK_BUILDDIR/config.h" 2>/dev/null ||
-    yk_skip "needs a build configured with --enable-test-hooks" \
-        "(YK_TEST_CAS_DELAY_MS makes both KDCs race to the swap)"
-yk_init
-yk_realm_check_tools
-[ -x "$TC" ] || yk_fail "$TC is not built (run make first)"
+yk_replica_rounds_prereq
 yk_replica_setup
 yk_replica_start
 A=$YK_LDAP_URI_A
@@ -174,6 +170,26 @@ for k in 1 2; do
     [[ "$LAST_LINE" == *" verdict=refused reason=disabled token" ]] ||
         yk_fail "dora on KDC $k: $LAST_LINE"
 done
+# The replication B -> A alone, 10 times: ykadmin enable / disable on B,
+# then A polled until it holds the change.
+delays=()
+for i in $(seq 10); do
+    cmd=enable st=active
+    [ $((i % 2)) -eq 0 ] && cmd=disable st=disabled
+    yk_ykadmin --uri "$B" --write-uri "$B" "$cmd" "$dora_pubid" \
+        > "$YK_TMP/disable.out" 2>&1 ||
+        { cat "$YK_TMP/disable.out" >&2; yk_fail "ykadmin $cmd on B failed"; }
+    yk_replica_wait_attr "$A" "$DORA_DN" yubikeyTokenSecret \
+        " id=$dora_pubid st=$st " "$POLL_LIMIT_MS"
+    delays+=("$YK_REPLICA_WAITED")
+done
+sorted=$(printf '%s\n' "${delays[@]}" | sort -n | tr '\n' ' ')
+# What one poll costs: the value is there already.
+yk_replica_wait_attr "$A" "$DORA_DN" yubikeyTokenSecret \
+    " id=$dora_pubid st=disabled " "$POLL_LIMIT_MS"
+echo "replication delay B -> A, ykadmin enable/disable on B until A" \
+    "has it, 10 times (ms): $sorted(one poll alone, the value there" \
+    "already: $YK_REPLICA_WAITED ms)"
 yk_replica_wait_sync
 for attr in yubikeyTokenSecret yubikeyTokenState; do
     va=$(yk_replica_values "$A" "$DORA_DN" "$attr")
