@@ -7,6 +7,8 @@
 #                            [dbmodules] only (no yubikey_ldap_*), the
 #                            service password file in DN#{HEX} form,
 #                            kdb5_ldap_util create, the master keyring
+#   yk_kldap_realm_setup     the same on a slapd already running (e.g.
+#                            replica.sh's A): all but the slapd
 #   yk_kldap_addprinc NAME PW [ADDPRINC OPTIONS...]
 #                            a principal in the realm container
 #   yk_kldap_user UID PW     an ordinary user entry uid=UID,ou=people
@@ -183,7 +185,16 @@ yk_kldap_setup() {
     YK_SLAPD_EXTRA_ACL=$(yk_kldap_acl)
     yk_slapd_setup
     yk_slapd_start
+    yk_kldap_realm_setup
+}
 
+# The kldap realm on the running slapd of lib.sh (YK_LDAP_URI; e.g. A of
+# replica.sh, whose slapd.conf got YK_SLAPD_EXTRA_ACL=$(yk_kldap_acl)):
+# the KDC configured (not started), the realm made with kdb5_ldap_util,
+# the master keyring.  Part of yk_kldap_setup.
+yk_kldap_realm_setup() {
+    yk_realm_check_tools
+    yk_kldap_check_tools
     YK_KRB5_DIR=$YK_TMP/krb5
     YK_KDC_LOG=$YK_KRB5_DIR/kdc.log
     YK_KRB5_CONF=$YK_KRB5_DIR/krb5.conf

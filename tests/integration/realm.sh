@@ -16,6 +16,7 @@
 #                            enrol an emulated token for NAME@REALM with
 #                            ykadmin; the state goes to FILE
 #   yk_otp FILE              print the token's next OTP (ykemu)
+#   yk_emu_last_counter FILE the counter of the last OTP it printed
 #   yk_ykadmin ARGS...       ykadmin as the directory's token administrator
 #   yk_kdc_start / yk_kdc_stop
 #   yk_kinit PRINC [KINIT OPTIONS...] < INPUT
@@ -50,7 +51,9 @@
 #                            a second krb5kdc on the same database and
 #                            slapd (own port, kdc2.conf, kdc2.log), and
 #                            YK_KRB5_CONF_KDC2: a password-only krb5.conf
-#                            naming only it
+#                            naming only it; YK_KDC2_SED (sed commands)
+#                            edits its kdc.conf further, e.g. to read
+#                            from another LDAP server
 #
 # Variables: YK_REALM, YK_KDC_PORT, YK_KDC_PID, YK_KDC_LOG, YK_KRB5_DIR,
 # YK_KRB5_CONF (with our client module), YK_KRB5_CONF_PLAIN (without it:
@@ -349,6 +352,15 @@ yk_otp() {
     "$YK_YKEMU_BIN" "$1" || yk_fail "ykemu $1 failed"
 }
 
+# The counter of the last OTP the emulated token in FILE made (its usage
+# counter and next session counter are in its state file).
+yk_emu_last_counter() {
+    local usage session
+    usage=$(sed -n 's/^usage //p' "$1")
+    session=$(sed -n 's/^session //p' "$1")
+    echo $(((usage << 8) | (session - 1)))
+}
+
 # How many times the KDC log says it started.
 yk_kdc_starts() {
     local n
@@ -613,7 +625,8 @@ YK_KRB5_CONF_KDC2=
 # port, so that after a DISCARD (the TCP connection closed) the client's
 # UDP fallback is refused at once instead of waiting out libkrb5's
 # retries.  Waits for "commencing operation"; a port taken meanwhile is
-# replaced (3 tries).
+# replaced (3 tries).  YK_KDC2_SED, when set, is one more sed script
+# applied to the copy (e.g. "s|^\( *yubikey_ldap_uri = \).*|\1URI|").
 yk_kdc2_start() {
     local d=$YK_KRB5_DIR udp try _
     YK_KDC2_LOG=$d/kdc2.log
@@ -627,7 +640,7 @@ yk_kdc2_start() {
         sed -e "s|\( kdc_listen = \).*|\1127.0.0.1:$udp|" \
             -e "s|\( kdc_tcp_listen = \).*|\1127.0.0.1:$YK_KDC2_PORT|" \
             -e "s|FILE:$YK_KDC_LOG\$|FILE:$YK_KDC2_LOG|" \
-            "$d/kdc.conf" > "$d/kdc2.conf"
+            -e "${YK_KDC2_SED:-}" "$d/kdc.conf" > "$d/kdc2.conf"
         sed -e "s|\( kdc = \)127\.0\.0\.1:.*|\1127.0.0.1:$YK_KDC2_PORT|" \
             "$YK_KRB5_CONF_PLAIN" > "$YK_KRB5_CONF_KDC2"
         : > "$YK_KDC2_LOG"

@@ -1,0 +1,344 @@
+# replica.sh: two slapd providers in multi-provider replication (lib.sh).
+#
+# Source it from a bash test after lib.sh (realm.sh sources lib.sh), then:
+#   yk_replica_setup         two slapd.conf files from lib.sh's (same
+#                            schema, ACLs and seed entries), each a
+#                            provider (syncprov) and a consumer of the
+#                            other (syncrepl), serverID 1 and 2
+#   yk_replica_start         start both on 127.0.0.1 (A first); sets
+#                            YK_LDAP_URI_A/_B, YK_SLAPD_PID_A/_B and
+#                            leaves lib.sh's YK_LDAP_URI, YK_SLAPD_PID,
+#                            YK_SLAPD_PORT naming A, so that realm.sh and
+#                            kldaprealm.sh build their realm on A
+#   yk_replica_stop_a / yk_replica_start_a
+#                            stop A by PID / start it again on its port
+#   yk_replica_wait_sync [MS]
+#                            wait until B holds every change A holds and
+#                            the other way round (equal contextCSN sets);
+#                            fail after MS (default 10000) ms; sets
+#                            YK_REPLICA_WAITED (ms)
+#   yk_replica_wait_attr URI DN ATTR REGEX [MS]
+#                            poll the server at URI until an ATTR value of
+#                            DN matches the extended REGEX; fail after MS
+#                            (default 10000); sets YK_REPLICA_WAITED (ms)
+#   yk_replica_values URI DN ATTR
+#                            the ATTR values of DN at URI, one a line
+#                            (read as the rootdn)
+#   yk_replica_rounds_prereq / yk_replica_rounds NAME PW FILE ROUNDS
+#                            (realm.sh, two KDCs) one OTP at once to both
+#                            KDCs, ROUNDS times: one ticket each round
+#
+# The replication (slapd.conf of each, OpenLDAP 2.5):
+#   serverID N                          (global: 1 for A, 2 for B)
+#   moduleload syncprov
+#   syncrepl rid=00M provider=ldap://127.0.0.1:<the other's port>/
+#            bindmethod=simple binddn="cn=replicator,BASE"
+#            credentials=... searchbase="BASE" type=refreshAndPersist
+#            retry="1 +" timeout=3 network-timeout=2
+#   multiprovider on                    (2.5's name for mirrormode/MMR)
+#   limits dn.exact="cn=replicator,BASE" size=unlimited time=unlimited
+#   overlay syncprov
+#   syncprov-checkpoint 100 1
+# and, in front of every other access rule (YK_SLAPD_PRE_ACL), the
+# replication identity reads everything, the token secrets, the Kerberos
+# keys and userPassword included:
+#   access to * by dn.exact="cn=replicator,BASE" read by * break
+# The seed entries are loaded into A with slapadd, the replicator's entry
+# added; B gets a slapcat copy of A (same entryUUIDs and entryCSNs), so
+# both start in sync.  Knobs: those of lib.sh (YK_SLAPD_EXTRA_ACL, ...;
+# not YK_SLAPD_LDAPI: both would share its socket path).  Every process
+# is stopped by lib.sh's trap.
+
+YK_REPL_DN="cn=replicator,$YK_LDAP_BASE"
+YK_REPL_PW=replicator-secret
+YK_REPLICA_DIR_A=
+YK_REPLICA_DIR_B=
+YK_REPLICA_PORT_A=
+YK_REPLICA_PORT_B=
+YK_LDAP_URI_A=
+YK_LDAP_URI_B=
+YK_SLAPD_PID_A=
+YK_SLAPD_PID_B=
+YK_REPLICA_WAITED=
+
+# A free port for a slapd, not one taken already in this test.
+yk_replica_free_port() {
+    local port _
+    for _ in $(seq 50); do
+        port=$((20000 + RANDOM % 40000))
+        case " ${YK_REPLICA_PORT_A:-} ${YK_REPLICA_PORT_B:-} " in
+            *" $port "*) continue ;;
+        esac
+        yk_port_busy "$port" || { echo "$port"; return 0; }
+    done
+    return 1
+}
+
+# The replication lines of server ID (1 or 2) that reads from PEER_PORT:
+# $1 = "global" prints the global ones, "db" the database ones, "overlay"
+# the overlay.
+yk_replica_conf_lines() {
+    local part=$1 id=$2 peer=$3
+    case "$part" in
+        global)
+            echo "serverID $id"
+            ;;
+        db)
+            cat <<EOF
+# --- multi-provider replication: this server consumes from the other ---
+syncrepl rid=00$((3 - id)) provider=ldap://127.0.0.1:$peer/
+	bindmethod=simple binddn="$YK_REPL_DN" credentials=$YK_REPL_PW
+	searchbase="$YK_LDAP_BASE" type=refreshAndPersist
+	retry="1 +" timeout=3 network-timeout=2
+multiprovider on
+limits dn.exact="$YK_REPL_DN" size=unlimited time=unlimited
+EOF
+            ;;
+        overlay)
+            cat <<EOF
+# --- ... and provides to it ---
+overlay syncprov
+syncprov-checkpoint 100 1
+EOF
+            ;;
+    esac
+}
+
+# Make DIR/slapd.conf from lib.sh's TEMPLATE: its paths moved to DIR,
+# serverID ID, the replication from PEER_PORT.
+yk_replica_write_conf() {
+    local template=$1 dir=$2 id=$3 peer=$4 src
+    src=$(dirname "$template")
+    mkdir -p "$dir/db" || yk_fail "mkdir $dir/db"
+    awk -v src="$src/" -v dst="$dir/" \
+        -v global="$(yk_replica_conf_lines global "$id" "$peer")" \
+        -v db="$(yk_replica_conf_lines db "$id" "$peer")" \
+        -v ovl="$(yk_replica_conf_lines overlay "$id" "$peer")" '
+        { gsub(src, dst) }
+        /^moduleload unique$/ { print; print "moduleload syncprov"; next }
+        /^database mdb$/ && !done_global { print global; print "";
+            done_global = 1 }
+        /^index yubikeyPublicId eq$/ { print; print ""; print db; next }
+        /^# One token, one principal/ { print ovl; print "" }
+        { print }' "$template" > "$dir/slapd.conf" ||
+        yk_fail "cannot write $dir/slapd.conf"
+    if ! grep -q '^multiprovider on' "$dir/slapd.conf" ||
+        ! grep -q '^overlay syncprov' "$dir/slapd.conf" ||
+        ! grep -q "^serverID $id" "$dir/slapd.conf"; then
+        yk_fail "$dir/slapd.conf: replication lines not placed"
+    fi
+}
+
+# The replicator's entry (LDIF).
+yk_replica_identity_ldif() {
+    cat <<EOF
+
+dn: $YK_REPL_DN
+objectClass: organizationalRole
+objectClass: simpleSecurityObject
+cn: replicator
+userPassword: $YK_REPL_PW
+EOF
+}
+
+# Both servers configured and loaded (not started).
+yk_replica_setup() {
+    local template ldif
+    [ -n "$YK_TMP" ] || yk_init
+    [ -f "$YK_SLAPD_MODULES/syncprov.la" ] ||
+        [ -f "$YK_SLAPD_MODULES/syncprov.so" ] ||
+        yk_skip "slapo-syncprov not found in $YK_SLAPD_MODULES"
+    [ "${YK_SLAPD_LDAPI:-0}" = 1 ] &&
+        yk_fail "yk_replica_setup: YK_SLAPD_LDAPI is not supported"
+    YK_SLAPD_PRE_ACL="access to * by dn.exact=\"$YK_REPL_DN\" read by * break
+${YK_SLAPD_PRE_ACL:-}"
+    # lib.sh's slapd.conf and seed, as the template of both.
+    yk_slapd_setup
+    template=$YK_TMP/slapd/slapd.conf
+    YK_REPLICA_PORT_A=$(yk_replica_free_port) || yk_fail "no free port"
+    YK_REPLICA_PORT_B=$(yk_replica_free_port) || yk_fail "no free port"
+    YK_REPLICA_DIR_A=$YK_TMP/slapd-a
+    YK_REPLICA_DIR_B=$YK_TMP/slapd-b
+    yk_replica_write_conf "$template" "$YK_REPLICA_DIR_A" 1 \
+        "$YK_REPLICA_PORT_B"
+    yk_replica_write_conf "$template" "$YK_REPLICA_DIR_B" 2 \
+        "$YK_REPLICA_PORT_A"
+
+    ldif=$YK_TMP/replica-seed.ldif
+    { slapcat -f "$template" -o ldif-wrap=no 2>> "$YK_TMP/slapadd.log" ||
+          yk_fail "slapcat of the seed failed"
+      yk_replica_identity_ldif; } > "$ldif"
+    slapadd -q -w -f "$YK_REPLICA_DIR_A/slapd.conf" -l "$ldif" \
+        >> "$YK_TMP/slapadd.log" 2>&1 ||
+        { cat "$YK_TMP/slapadd.log" >&2; yk_fail "slapadd (A) failed"; }
+    slapcat -f "$YK_REPLICA_DIR_A/slapd.conf" -o ldif-wrap=no \
+        -l "$YK_TMP/replica-a.ldif" >> "$YK_TMP/slapadd.log" 2>&1 ||
+        yk_fail "slapcat (A) failed"
+    slapadd -q -w -f "$YK_REPLICA_DIR_B/slapd.conf" \
+        -l "$YK_TMP/replica-a.ldif" >> "$YK_TMP/slapadd.log" 2>&1 ||
+        { cat "$YK_TMP/slapadd.log" >&2; yk_fail "slapadd (B) failed"; }
+}
+
+# Start A (on its port), remembering it as lib.sh's server.
+yk_replica_start_a() {
+    YK_SLAPD_PORT=$YK_REPLICA_PORT_A
+    yk_slapd_start -f "$YK_REPLICA_DIR_A/slapd.conf"
+    YK_SLAPD_PID_A=$YK_SLAPD_PID
+    YK_LDAP_URI_A=$YK_LDAP_URI
+}
+
+# Stop A by PID (B keeps running).
+yk_replica_stop_a() {
+    [ -n "$YK_SLAPD_PID_A" ] || return 0
+    yk_stop_pid "$YK_SLAPD_PID_A"
+    YK_SLAPD_PID_A=
+    YK_SLAPD_PID=
+}
+
+# Start both; lib.sh's variables name A afterwards.
+yk_replica_start() {
+    YK_SLAPD_PORT=$YK_REPLICA_PORT_B
+    yk_slapd_start -f "$YK_REPLICA_DIR_B/slapd.conf"
+    YK_SLAPD_PID_B=$YK_SLAPD_PID
+    YK_LDAP_URI_B=$YK_LDAP_URI
+    yk_replica_start_a
+    yk_replica_wait_sync 15000
+}
+
+# The ATTR values of DN at URI, one a line, read as the rootdn.
+yk_replica_values() {
+    ldapsearch -LLL -x -o ldif-wrap=no -H "$1" -D "$YK_ADMIN_DN" \
+        -w "$YK_ADMIN_PW" -b "$2" -s base '(objectClass=*)' "$3" \
+        2>/dev/null | sed -n "s/^$3: //Ip"
+}
+
+# Sleep about 10 ms between polls.
+yk_replica_nap() {
+    sleep 0.01
+}
+
+# Wait until A and B hold the same contextCSN values (each the newest
+# change of one server ID that it has seen): then each holds every change
+# of the other.
+yk_replica_wait_sync() {
+    local limit=${1:-10000} t0 a b
+    t0=$(yk_ms)
+    for (( ; ; )); do
+        a=$(yk_replica_values "$YK_LDAP_URI_A" "$YK_LDAP_BASE" contextCSN |
+            sort)
+        b=$(yk_replica_values "$YK_LDAP_URI_B" "$YK_LDAP_BASE" contextCSN |
+            sort)
+        YK_REPLICA_WAITED=$(($(yk_ms) - t0))
+        [ -n "$a" ] && [ "$a" = "$b" ] && return 0
+        [ "$YK_REPLICA_WAITED" -lt "$limit" ] ||
+            yk_fail "A and B not in sync after $limit ms: A" \
+                "contextCSN ${a//$'\n'/ }, B ${b//$'\n'/ }"
+        yk_replica_nap
+    done
+}
+
+# Poll URI until an ATTR value of DN matches REGEX (extended).
+yk_replica_wait_attr() {
+    local uri=$1 dn=$2 attr=$3 re=$4 limit=${5:-10000} t0
+    t0=$(yk_ms)
+    for (( ; ; )); do
+        yk_replica_values "$uri" "$dn" "$attr" | grep -Eq -- "$re" &&
+            { YK_REPLICA_WAITED=$(($(yk_ms) - t0)); return 0; }
+        YK_REPLICA_WAITED=$(($(yk_ms) - t0))
+        [ "$YK_REPLICA_WAITED" -lt "$limit" ] ||
+            yk_fail "$uri: $dn has no $attr matching $re after $limit ms"
+        yk_replica_nap
+    done
+}
+
+# What yk_replica_rounds needs, before anything else: a build with the
+# test hooks (else skip, loudly), the temp dir (yk_init), the Kerberos
+# programs, the test client.
+yk_replica_rounds_prereq() {
+    grep -q '^#define YK_TEST_HOOKS 1' "$YK_BUILDDIR/config.h" 2>/dev/null ||
+        yk_skip "needs a build configured with --enable-test-hooks" \
+            "(YK_TEST_CAS_DELAY_MS makes both KDCs race to the swap)"
+    unset YK_TEST_CAS_DELAY_MS
+    yk_init
+    yk_realm_check_tools
+    [ -x "$YK_BUILDDIR/tests/client/yktestclient" ] ||
+        yk_fail "tests/client/yktestclient is not built (run make first)"
+}
+
+# yk_replica_rounds NAME PW FILE ROUNDS: ROUNDS times, the next OTP of
+# the emulated token FILE (NAME@REALM's, password PW) sent at the same
+# moment to the first KDC (YK_KRB5_CONF_PLAIN) and to the second
+# (YK_KRB5_CONF_KDC2) with tests/client/yktestclient.  Each round: one
+# ticket exactly; the winner's KDC logs "verdict=accepted", the loser's
+# "verdict=refused reason=replay" for that counter, and the write
+# provider A stores that counter.  Prints one line per round; sets
+# YK_ROUNDS_WON1/2 (rounds each KDC won), YK_ROUND_MIN_MS (the
+# quickest round) and YK_LAST_ROUND_OTP (the last round's OTP).
+yk_replica_rounds() {
+    local name=$1 pw=$2 tok=$3 rounds=$4 tc round otp ctr pubid t0 ms
+    local rc1 rc2 l1 l2 state pids
+    tc=$YK_BUILDDIR/tests/client/yktestclient
+    [ -x "$tc" ] || yk_fail "$tc is not built (run make first)"
+    pubid=$("$YK_YKEMU_BIN" --public-id "$tok")
+    YK_ROUNDS_WON1=0 YK_ROUNDS_WON2=0 YK_ROUND_MIN_MS=
+    for round in $(seq "$rounds"); do
+        otp=$(yk_otp "$tok")
+        YK_LAST_ROUND_OTP=$otp
+        ctr=$(yk_emu_last_counter "$tok")
+        t0=$(yk_ms)
+        ( KRB5_CONFIG=$YK_KRB5_CONF_PLAIN "$tc" --password "$pw" \
+              --otp "$otp" "$name" > "$YK_TMP/round.1.out" 2>&1
+          echo $? > "$YK_TMP/round.1.rc" ) &
+        pids=("$!")
+        ( KRB5_CONFIG=$YK_KRB5_CONF_KDC2 "$tc" --password "$pw" \
+              --otp "$otp" "$name" > "$YK_TMP/round.2.out" 2>&1
+          echo $? > "$YK_TMP/round.2.rc" ) &
+        pids+=("$!")
+        wait "${pids[@]}"
+        ms=$(($(yk_ms) - t0))
+        [ -z "$YK_ROUND_MIN_MS" ] || [ "$ms" -lt "$YK_ROUND_MIN_MS" ] &&
+            YK_ROUND_MIN_MS=$ms
+        rc1=$(cat "$YK_TMP/round.1.rc") rc2=$(cat "$YK_TMP/round.2.rc")
+        l1=$(yk_kdc_attempts "$name@$YK_REALM" |
+            grep -F "pubid=$pubid counter=$ctr ")
+        l2=$(yk_kdc_attempts "$name@$YK_REALM" "$YK_KDC2_LOG" |
+            grep -F "pubid=$pubid counter=$ctr ")
+        [ "$(printf '%s\n' "$l1" | grep -c .)" -eq 1 ] &&
+            [ "$(printf '%s\n' "$l2" | grep -c .)" -eq 1 ] ||
+            { cat "$YK_TMP"/round.?.out >&2;
+              yk_fail "round $round: not one log line per KDC: $l1 / $l2"; }
+        if [ "$rc1" = 0 ] && [ "$rc2" = 1 ]; then
+            YK_ROUNDS_WON1=$((YK_ROUNDS_WON1 + 1))
+            case "$l1" in *" verdict=accepted "*) ;; *) false ;; esac &&
+                case "$l2" in *" verdict=refused reason=replay") ;;
+                    *) false ;; esac ||
+                yk_fail "round $round: KDC logs: $l1 / $l2"
+        elif [ "$rc1" = 1 ] && [ "$rc2" = 0 ]; then
+            YK_ROUNDS_WON2=$((YK_ROUNDS_WON2 + 1))
+            case "$l2" in *" verdict=accepted "*) ;; *) false ;; esac &&
+                case "$l1" in *" verdict=refused reason=replay") ;;
+                    *) false ;; esac ||
+                yk_fail "round $round: KDC logs: $l1 / $l2"
+        else
+            cat "$YK_TMP"/round.?.out >&2
+            yk_fail "round $round: exit codes $rc1 (KDC 1), $rc2 (KDC 2):" \
+                "not one ticket and one refusal; logs: $l1 / $l2"
+        fi
+        state=$(yk_replica_values "$YK_LDAP_URI_A" \
+            "$(yk_replica_holder_dn "$name")" yubikeyTokenState)
+        [ "$(printf '%s\n' "$state" | grep -c .)" -eq 1 ] &&
+            [[ "$state" == *" ctr=$ctr "* ]] ||
+            yk_fail "round $round: A stores \"$state\", not counter $ctr"
+        echo "round $round: counter $ctr: one ticket (KDC" \
+            "$([ "$rc1" = 0 ] && echo 1 || echo 2)), the other KDC" \
+            "refused it as a replay; $ms ms"
+    done
+}
+
+# The DN of the entry that holds NAME's tokens (found on A by
+# krbPrincipalName: a DB2 realm's people entry or a kldap principal).
+yk_replica_holder_dn() {
+    ldapsearch -LLL -x -o ldif-wrap=no -H "$YK_LDAP_URI_A" \
+        -D "$YK_ADMIN_DN" -w "$YK_ADMIN_PW" -b "$YK_LDAP_BASE" \
+        "(krbPrincipalName=$1@$YK_REALM)" 1.1 | sed -n 's/^dn: //p'
+}
