@@ -237,7 +237,10 @@ grep -E "yubikey: krb5-yubikey [0-9.]+, realm $R: token directory ldap://127\.0\
     "$YK_KDC_LOG" >/dev/null ||
     yk_fail "no start line for realm $R in the KDC log:" \
         "$(grep -F 'krb5-yubikey' "$YK_KDC_LOG")"
-yk_ok "the KDC logs the module's version and settings at start"
+grep -F "yubikey: WARNING" "$YK_KDC_LOG" &&
+    yk_fail "a lone slapd was reported as replicated"
+yk_ok "the KDC logs the module's version and settings at start (and no" \
+    "replication warning for a lone slapd)"
 
 # The client module says under KRB5_TRACE that it is loaded; a client
 # without it (krb5-plain.conf) says nothing of the kind.

@@ -23,7 +23,8 @@
 #    DISCARDed on both KDCs (no ticket; kinit: "Cannot contact any KDC";
 #    no failure counted), password logins work on both; A started again:
 #    OTP logins work on both KDCs, without a KDC restart.
-# The kldap realm: replication-kldap.sh.  Exit 0 pass, 1 fail, 77 skip
+# At start, both KDCs warn that the write server A is one of several
+# replicated providers.  The kldap realm: replication-kldap.sh.  Exit 0 pass, 1 fail, 77 skip
 # (announced; part a needs --enable-test-hooks).
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -76,6 +77,12 @@ check_announce() {
         yk_fail "KDC 1 does not say it reads and writes A"
     grep -qF "token directory $B, writes to $A," "$YK_KDC2_LOG" ||
         yk_fail "KDC 2 does not say it reads B and writes A"
+    # At start each KDC asks A whether it is replicated (its contextCSN
+    # holds changes from both providers' server IDs) and says so.
+    for log in "$YK_KDC_LOG" "$YK_KDC2_LOG"; do
+        grep -qF "WARNING: realm $R: the write server $A is one of several" \
+            "$log" || yk_fail "$log: no warning that A is replicated"
+    done
 }
 
 # --- a. one OTP at once to both KDCs ------------------------------------
