@@ -37,6 +37,9 @@
 #define YK_KDCPREAUTH_MINOR 2        /* what krb5kdc 1.20 asks for */
 
 struct yk_mitotp {
+    int broken;                      /* loaded by the KDC, but our copy
+                                      * did not start: its principals'
+                                      * requests are discarded */
     void *handle;                    /* dlopen reference to otp.so */
     char *path;                      /* its file, for the log */
     struct krb5_kdcpreauth_vtable_st vt;
@@ -109,7 +112,7 @@ find_loaded(void **handle_out, char **path_out,
         return ENOMEM;
     }
     for (i = 0; i < o.n && ret == ENOENT; i++) {
-        h = dlopen(o.names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        h = dlopen(o.names[i], RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
         if (h == NULL)
             continue;
         sym = dlsym(h, YK_MITOTP_INITVT);
@@ -163,14 +166,17 @@ yk_mitotp_new(krb5_context context, const char **realmnames,
     if (ret == 0)
         ret = mit->vt.init(context, &mit->moddata, realmnames);
     if (ret) {
-        /* Fail closed: its principals are then refused by ours (no
-         * token), never let in. */
+        /* Fail closed without counting: the KDC's own copy still sends
+         * its principals challenges; their requests get no answer (an
+         * outage, not a wrong OTP: no lockout). */
         yk_kdc_log("MIT's otp module (%s) is loaded but could not be "
                    "started beside krb5-yubikey (%s): PA-OTP-REQUESTs of "
-                   "principals with the otp string attribute are refused",
-                   mit->path, error_message(ret));
+                   "principals with the otp string attribute are "
+                   "discarded", mit->path, error_message(ret));
         mit->vt.fini = NULL;
-        yk_mitotp_free(context, mit);
+        mit->moddata = NULL;
+        mit->broken = 1;
+        *mit_out = mit;
         return 0;
     }
     yk_kdc_log("MIT's otp module is loaded (%s): PA-OTP-REQUESTs of "
@@ -215,6 +221,10 @@ yk_mitotp_verify(yk_mitotp *mit, krb5_context context, krb5_data *req_pkt,
                  krb5_kdcpreauth_rock rock,
                  krb5_kdcpreauth_verify_respond_fn respond, void *arg)
 {
+    if (mit->broken) {
+        (*respond)(arg, KRB5KDC_ERR_DISCARD, NULL, NULL, NULL);
+        return;
+    }
     mit->vt.verify(context, req_pkt, request, enc_tkt_reply, pa, cb, rock,
                    mit->moddata, respond, arg);
 }

@@ -9,8 +9,9 @@
 typedef struct yk_mitotp yk_mitotp;
 
 /* If the KDC loaded MIT's otp module (Debian's krb5-otp, not disabled in
- * [plugins] kdcpreauth), an instance of it into *mit_out and 0; else
- * *mit_out = NULL and 0.  Logs one line saying which. */
+ * [plugins] kdcpreauth), an instance of it into *mit_out and 0 (one that
+ * only discards when MIT's init failed here); else *mit_out = NULL and 0.
+ * Logs one line saying which. */
 krb5_error_code yk_mitotp_new(krb5_context context, const char **realmnames,
                               yk_mitotp **mit_out);
 
@@ -22,7 +23,8 @@ void yk_mitotp_free(krb5_context context, yk_mitotp *mit);
 int yk_mitotp_owns(yk_mitotp *mit, krb5_context context,
                    krb5_kdcpreauth_callbacks cb, krb5_kdcpreauth_rock rock);
 
-/* Hand a PA-OTP-REQUEST to MIT's module: it calls respond, once. */
+/* Hand a PA-OTP-REQUEST to MIT's module: it calls respond, once (when
+ * our copy of it did not start: KRB5KDC_ERR_DISCARD, at once). */
 void yk_mitotp_verify(yk_mitotp *mit, krb5_context context,
                       krb5_data *req_pkt, krb5_kdc_req *request,
                       krb5_enc_tkt_part *enc_tkt_reply, krb5_pa_data *pa,

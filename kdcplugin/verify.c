@@ -55,6 +55,7 @@
 
 #include <config.h>  /* autoconf's, not shared/config.h: hence <> */
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -274,8 +275,11 @@ realm_probe(yk_realm *r)
 
     yk_store_set_budget(r->store, r->cfg.store.timeout_ms > 0 ?
                         r->cfg.store.timeout_ms : YK_DEFAULT_TIMEOUT_MS);
-    if (yk_store_probe_replication(r->store, report, sizeof(report)) == 0 &&
-        report[0] != '\0')
+    if (yk_store_probe_replication(r->store, report, sizeof(report)) != 0)
+        yk_kdc_log("realm %s: could not ask the write server at start "
+                   "whether it is replicated: %s (logins will connect "
+                   "again)", r->name, yk_store_last_error(r->store));
+    else if (report[0] != '\0')
         yk_kdc_log("WARNING: realm %s: %s", r->name, report);
     yk_store_set_budget(r->store, 0);
     yk_store_disconnect(r->store);
@@ -1227,7 +1231,7 @@ run_otp_request(yk_realm *r, const yk_verify_in *in,
 {
     krb5_error_code ret;
     const char *value = req->otp_value.data.data, *pw = NULL;
-    size_t len = req->otp_value.data.length, pw_len = 0;
+    size_t len = req->otp_value.data.length, pw_len = 0, k;
     yk_otp otp;
     long off;
 
@@ -1235,10 +1239,14 @@ run_otp_request(yk_realm *r, const yk_verify_in *in,
     off = split_value(rec->entry, value, len);
     if (off < 0 && rec->entry != NULL && ends_with_otp(value, len)) {
         /* An OTP, but of no token of this principal's (another's, or
-         * one deleted): logged with its public id, as -22859 does. */
-        snprintf(out->pubid, sizeof(out->pubid), "%.*s",
-                 YK_PUBID_MODHEX_STD, value + len - YK_TOKEN_MODHEX_LEN -
-                 YK_PUBID_MODHEX_STD);
+         * one deleted).  Its public id is logged only when the value is
+         * nothing else: before a password, the characters taken for it
+         * could be the password's end (a shorter public id). */
+        if (len == YK_PUBID_MODHEX_STD + YK_TOKEN_MODHEX_LEN) {
+            for (k = 0; k < YK_PUBID_MODHEX_STD; k++)
+                out->pubid[k] = (char)tolower((unsigned char)value[k]);
+            out->pubid[k] = '\0';
+        }
         set_verdict(out, YK_V_UNKNOWN_TOKEN, NULL);
         return;
     }
