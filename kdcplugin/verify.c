@@ -932,6 +932,30 @@ attempt_begin(yk_realm *r, const yk_verify_in *in, yk_record *rec,
     return 1;
 }
 
+/* Replace rec by the principal's record read from the write server (a
+ * lost swap, a rejection to confirm).  Returns 1, or 0 with out's verdict
+ * set (an outage). */
+static int
+record_reread(yk_realm *r, const yk_verify_in *in, yk_record *rec,
+              yk_verify_out *out)
+{
+    krb5_error_code ret, ncode = 0;
+    yk_entry *newer = NULL;
+    int64_t now = yk_cache_now_ms();
+
+    ret = read_entry(r, in->principal, 1, &newer, &ncode);
+    if (ret) {
+        set_verdict(out, YK_V_BACKEND, "re-read: %s", store_why(r, ret));
+        return 0;
+    }
+    yk_entry_free(rec->entry);
+    rec->entry = newer;
+    rec->code = ncode;
+    rec->fetched = now;
+    rec->have = 1;
+    return 1;
+}
+
 /* End an attempt begun with attempt_begin: the record goes back to the
  * cache (even after an outage it serves stale hints; a swap that timed
  * out only makes the next swap lose and re-read), the budget ends. */
@@ -970,11 +994,9 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
                  const yk_otp *otp, const char *pw, size_t pw_len,
                  yk_record *rec, yk_verify_out *out)
 {
-    krb5_error_code ret, ncode = 0;
-    yk_entry *newer = NULL;
+    krb5_error_code ret;
     yk_token *tok = NULL;
     yk_state_rec next;
-    int64_t now;
     int fresh = 0, swaps = 0, pw_checked = 0;
 
     memset(&next, 0, sizeof(next));
@@ -1037,19 +1059,8 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
         }
 
         /* A lost swap, or a rejection to confirm: read the master. */
-        now = yk_cache_now_ms();
-        ret = read_entry(r, in->principal, 1, &newer, &ncode);
-        if (ret) {
-            set_verdict(out, YK_V_BACKEND, "re-read: %s",
-                        store_why(r, ret));
+        if (!record_reread(r, in, rec, out))
             break;
-        }
-        yk_entry_free(rec->entry);
-        rec->entry = newer;
-        newer = NULL;
-        rec->code = ncode;
-        rec->fetched = now;
-        rec->have = 1;
         fresh = 1;
     }
 }
@@ -1237,6 +1248,14 @@ run_otp_request(yk_realm *r, const yk_verify_in *in,
 
     memset(&otp, 0, sizeof(otp));
     off = split_value(rec->entry, value, len);
+    if (off < 0 && yk_cache_now_ms() - rec->fetched >= YK_RECHECK_AGE_MS) {
+        /* No enrolled token ends the value, judged on an older record: a
+         * token enrolled since must not be refused, so read the master
+         * once and split again (as -22859 confirms such a refusal). */
+        if (!record_reread(r, in, rec, out))
+            return;
+        off = split_value(rec->entry, value, len);
+    }
     if (off < 0 && rec->entry != NULL && ends_with_otp(value, len)) {
         /* An OTP, but of no token of this principal's (another's, or
          * one deleted).  Its public id is logged only when the value is

@@ -133,6 +133,22 @@ stock alice "$ANON" "alice-pw$old" && yk_fail "alice: an older OTP accepted"
 expect_log alice "verdict=refused reason=older"
 yk_ok "stock kinit: an older OTP refused"
 
+# A token enrolled after the KDC cached the record (cache TTL 5 s): its
+# first OTP, once the cached record is over 2 s old, is not refused (the
+# KDC reads the master again before saying no token ends the value).
+stock erin "$ANON" "$(yk_otp "$YK_TMP/erin.tok")" ||
+    yk_fail "erin: OTP refused"
+expect_log erin "verdict=accepted"
+yk_ykadmin enroll "erin@$R" --add --emulate "$YK_TMP/erin2.tok" \
+    > "$YK_TMP/enroll.out" 2>&1 ||
+    { cat "$YK_TMP/enroll.out" >&2; yk_fail "enroll erin's second token"; }
+sleep 2.5
+stock erin "$ANON" "$(yk_otp "$YK_TMP/erin2.tok")" ||
+    { cat "$YK_TMP/kinit.out" >&2; yk_fail "erin: a token enrolled within" \
+        "the cache TTL was refused: $(yk_kdc_attempts "erin@$R" | tail -1)"; }
+expect_log erin "verdict=accepted"
+yk_ok "stock kinit: a token enrolled within the cache TTL is accepted"
+
 # Unarmored: no challenge, so no OTP prompt; kinit fails at once.
 : > "$YK_TMP/trace"
 start=$(date +%s%N)
