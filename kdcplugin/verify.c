@@ -889,6 +889,9 @@ typedef struct {
     int have;                    /* entry and code hold a lookup result */
 } yk_record;
 
+static int record_read(yk_realm *r, const yk_verify_in *in, int fresh,
+                       yk_record *rec, yk_verify_out *out);
+
 /* Before anything depends on the password: the circuit breaker, the
  * keyring, then principal's record into *rec (the cached one, read again
  * when older than the cache TTL), under the attempt's time budget.  So a
@@ -899,8 +902,6 @@ static int
 attempt_begin(yk_realm *r, const yk_verify_in *in, yk_record *rec,
               yk_verify_out *out)
 {
-    krb5_error_code ret, ncode = 0;
-    yk_entry *newer = NULL;
     int64_t now = yk_cache_now_ms();
 
     if (breaker_open(r, now)) {
@@ -919,33 +920,24 @@ attempt_begin(yk_realm *r, const yk_verify_in *in, yk_record *rec,
                               &rec->code, &rec->fetched) == 0;
     if (rec->have && now - rec->fetched < (int64_t)r->cfg.cache_ttl * 1000)
         return 1;
-    ret = read_entry(r, in->principal, 0, &newer, &ncode);
-    if (ret) {
-        set_verdict(out, YK_V_BACKEND, "read: %s", store_why(r, ret));
-        return 0;
-    }
-    yk_entry_free(rec->entry);
-    rec->entry = newer;
-    rec->code = ncode;
-    rec->fetched = now;
-    rec->have = 1;
-    return 1;
+    return record_read(r, in, 0, rec, out);
 }
 
-/* Replace rec by the principal's record read from the write server (a
- * lost swap, a rejection to confirm).  Returns 1, or 0 with out's verdict
- * set (an outage). */
+/* Replace rec by the principal's record read again: from the read server,
+ * or with fresh set from the write server (a lost swap, a rejection to
+ * confirm).  Returns 1, or 0 with out's verdict set (an outage). */
 static int
-record_reread(yk_realm *r, const yk_verify_in *in, yk_record *rec,
-              yk_verify_out *out)
+record_read(yk_realm *r, const yk_verify_in *in, int fresh,
+            yk_record *rec, yk_verify_out *out)
 {
     krb5_error_code ret, ncode = 0;
     yk_entry *newer = NULL;
     int64_t now = yk_cache_now_ms();
 
-    ret = read_entry(r, in->principal, 1, &newer, &ncode);
+    ret = read_entry(r, in->principal, fresh, &newer, &ncode);
     if (ret) {
-        set_verdict(out, YK_V_BACKEND, "re-read: %s", store_why(r, ret));
+        set_verdict(out, YK_V_BACKEND, "%s: %s", fresh ? "re-read" : "read",
+                    store_why(r, ret));
         return 0;
     }
     yk_entry_free(rec->entry);
@@ -1059,7 +1051,7 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
         }
 
         /* A lost swap, or a rejection to confirm: read the master. */
-        if (!record_reread(r, in, rec, out))
+        if (!record_read(r, in, 1, rec, out))
             break;
         fresh = 1;
     }
@@ -1252,7 +1244,7 @@ run_otp_request(yk_realm *r, const yk_verify_in *in,
         /* No enrolled token ends the value, judged on an older record: a
          * token enrolled since must not be refused, so read the master
          * once and split again (as -22859 confirms such a refusal). */
-        if (!record_reread(r, in, rec, out))
+        if (!record_read(r, in, 1, rec, out))
             return;
         off = split_value(rec->entry, value, len);
     }
