@@ -923,6 +923,25 @@ attempt_begin(yk_realm *r, const yk_verify_in *in, yk_record *rec,
     return record_read(r, in, 0, rec, out);
 }
 
+/* A refusal that the write server could not confirm (it failed, or its
+ * record is unusable): the refusal stands, as judged on the record held.
+ * Not an outage answer: mode 1 checked the password before, and a
+ * DISCARD here would tell a right password from a wrong one (whose
+ * refusal comes first).  out's failure text goes into the log line. */
+static void
+keep_refusal(yk_verify_out *out, const yk_verify_out *refusal)
+{
+    char why[YK_DETAIL_LEN];
+    size_t n;
+
+    snprintf(why, sizeof(why), "%s", out->detail);
+    *out = *refusal;
+    n = strlen(out->detail);
+    snprintf(out->detail + n, sizeof(out->detail) - n,
+             "%snot confirmed on the write server: %s", n > 0 ? "; " : "",
+             why);
+}
+
 /* Replace rec by the principal's record read again: from the read server,
  * or with fresh set from the write server (a lost swap, a rejection to
  * confirm).  Returns 1, or 0 with out's verdict set (an outage). */
@@ -945,6 +964,49 @@ record_read(yk_realm *r, const yk_verify_in *in, int fresh,
     rec->code = ncode;
     rec->fetched = now;
     rec->have = 1;
+    return 1;
+}
+
+/* Before the password is looked at (mode 1 opens the request with it):
+ * what of the record would fail after it whatever the OTP, answered now
+ * so that the answer does not depend on the password (a right password
+ * must not be told apart from a wrong one by a DISCARD).  Several entries
+ * for the principal, and an active token whose secret does not unwrap
+ * with the keyring (a key version not loaded, a tampered record): an
+ * outage, DISCARDed.  Returns 1 when the attempt goes on. */
+static int
+record_usable(yk_realm *r, const yk_verify_in *in, const yk_record *rec,
+              yk_verify_out *out)
+{
+    krb5_error_code ret;
+    yk_token_secret secret;
+    const yk_token *tok;
+    size_t i;
+
+    if (rec->code == YK_ERR_STORE_AMBIGUOUS) {
+        set_verdict(out, YK_V_BACKEND, "more than one directory entry");
+        return 0;
+    }
+    for (i = 0; rec->entry != NULL && i < rec->entry->ntokens; i++) {
+        tok = &rec->entry->tokens[i];
+        if (tok->malformed || tok->secret == NULL ||
+            tok->secret->state != YK_TOKEN_ACTIVE)
+            continue;
+        memset(&secret, 0, sizeof(secret));
+        ret = yk_keywrap_unwrap(r->keyring, tok->secret->wrapped,
+                                in->principal, tok->pubid, &secret);
+        yk_zap(&secret, sizeof(secret));
+        if (ret == 0 || ret == YK_ERR_WRAP_FORMAT ||
+            ret == YK_ERR_WRAP_BINDING)
+            continue;   /* usable, or judged (refused) with its OTP */
+        set_verdict(out, YK_V_BACKEND, "keyring: token %s: %s", tok->pubid,
+                    yk_strerror(ret));
+        yk_kdc_log("realm %s: token %s of %s: the secret does not unwrap "
+                   "with %s (%s): wrong or outdated master keyring, or a "
+                   "tampered record", r->name, tok->pubid, in->principal,
+                   r->cfg.master_key_file, yk_strerror(ret));
+        return 0;
+    }
     return 1;
 }
 
@@ -989,9 +1051,11 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
     krb5_error_code ret;
     yk_token *tok = NULL;
     yk_state_rec next;
-    int fresh = 0, swaps = 0, pw_checked = 0;
+    yk_verify_out refusal;
+    int fresh = 0, swaps = 0, pw_checked = 0, confirming = 0;
 
     memset(&next, 0, sizeof(next));
+    memset(&refusal, 0, sizeof(refusal));
     for (;;) {
         tok = NULL;
         judge(r, in, mode, otp, rec->entry, rec->code, &tok, &next, out);
@@ -1038,6 +1102,8 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
                 break;
             }
         } else if (out->verdict == YK_V_BACKEND) {
+            if (confirming)
+                keep_refusal(out, &refusal);
             break;
         } else if (fresh || (!confirm_always(out->verdict) &&
                              yk_cache_now_ms() - rec->fetched <
@@ -1051,8 +1117,14 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
         }
 
         /* A lost swap, or a rejection to confirm: read the master. */
-        if (!record_read(r, in, 1, rec, out))
+        confirming = out->verdict != YK_V_ACCEPTED;
+        if (confirming)
+            refusal = *out;
+        if (!record_read(r, in, 1, rec, out)) {
+            if (confirming)
+                keep_refusal(out, &refusal);
             break;
+        }
         fresh = 1;
     }
 }
@@ -1373,6 +1445,8 @@ yk_verify_run(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
      * is fetched whatever the password. */
     begun = 1;
     if (!attempt_begin(r, in, &rec, out))
+        goto cleanup;
+    if (!record_usable(r, in, &rec, out))
         goto cleanup;
 
     if (req.mode == YK_MODE_OTP) {

@@ -6,6 +6,12 @@
 #    A KDC worker that cached the old record (cache TTL 60) must not
 #    accept the old key's OTP: its swap asserts the secret value it read
 #    too, so it loses, re-reads and refuses (bad CRC or key).
+# 2. No password oracle in backend failures: a wrong password and the
+#    right one with a bad OTP get the same answer (yktestclient's exit)
+#    when the principal matches two entries (both DISCARDed), when a
+#    token's secret does not unwrap with the keyring (both DISCARDed),
+#    and when the write server that should confirm a refusal is down
+#    (both refused: the refusal stands, "not confirmed").
 # Exit 0 pass, 1 fail, 77 skip (announced).
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -13,10 +19,18 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$srcdir/tests/integration/realm.sh"
 
 R=$YK_REALM
+TC=$YK_BUILDDIR/tests/client/yktestclient
 YK_CACHE_TTL=60
+YK_BREAKER_TIME=1
+# KDC 2 confirms refusals on a write server that is never there.
+YK_KDC2_SED="s|^\( *yubikey_ldap_uri = .*\)$|\1\n  yubikey_ldap_write_uri = ldap://127.0.0.1:9/|"
 
 yk_realm_setup
 yk_realm_addprinc alice alice-pw
+yk_realm_addprinc bob bob-pw
+yk_realm_addprinc carol carol-pw
+yk_realm_enroll bob "$YK_TMP/bob.tok"
+yk_realm_enroll carol "$YK_TMP/carol.tok"
 yk_kdc_start
 
 # The yubikeyTokenState values of alice's entry.
@@ -61,6 +75,78 @@ yk_expect_attempt alice "verdict=accepted"
 yk_ok "ABA: public id $pubid deleted and enrolled again with the same" \
     "state value; the old key's OTP refused (the swap asserts the secret)," \
     "the new one's accepted"
+
+# --- 2. the same answer for a wrong and a right password ----------------
+# tc CONF NAME PASSWORD OTP: the test client's exit (0 issued, 1 refused,
+# 2 no reply), our padata sent unasked.
+tc() {
+    KRB5_CONFIG=$1 "$TC" --optimistic --password "$3" --otp "$4" "$2@$R" \
+        > "$YK_TMP/tc.out" 2>&1
+    echo $?
+}
+# A bad OTP: a fresh one with its last character changed (CRC fails).
+bad_otp() {
+    local o
+    o=$(yk_otp "$1")
+    case "${o: -1}" in c) echo "${o%?}b" ;; *) echo "${o%?}c" ;; esac
+}
+# same WHAT CONF NAME PW WANT: a wrong password and PW with a bad OTP
+# both end with exit WANT.
+same() {
+    local what=$1 conf=$2 name=$3 pw=$4 want=$5 a b
+    a=$(tc "$conf" "$name" wrong-pw "$(yk_otp "$YK_TMP/$name.tok")")
+    b=$(tc "$conf" "$name" "$pw" "$(bad_otp "$YK_TMP/$name.tok")")
+    [ "$a" = "$want" ] && [ "$b" = "$want" ] ||
+        { cat "$YK_TMP/tc.out" >&2; yk_kdc_attempts "$name@$R" \
+            "${6:-$YK_KDC_LOG}" | tail -2 >&2;
+          yk_fail "$what: wrong password -> exit $a, right password with a" \
+            "bad OTP -> exit $b; both must be $want"; }
+}
+
+# a. bob matches two entries.
+yk_ldap_modify <<EOF
+dn: uid=bob2,$YK_PEOPLE_DN
+changetype: add
+objectClass: inetOrgPerson
+objectClass: krbPrincipalAux
+uid: bob2
+cn: bob2
+sn: bob2
+krbPrincipalName: bob@$R
+EOF
+sleep 1   # past the cache's read of bob (none yet): the KDC reads both
+same "two entries" "$YK_KRB5_CONF_PLAIN" bob bob-pw 2
+yk_kdc_attempts "bob@$R" | tail -2 | grep -c "more than one directory entry" |
+    grep -qx 2 || yk_fail "two entries: the log does not say why, twice"
+yk_ok "bob matches two entries: a wrong password and the right one with a" \
+    "bad OTP both DISCARDed"
+
+# b. the write server that confirms refusals is down (KDC 2): the
+#    refusal stands for both.  carol's record is cached first, then ages.
+yk_kdc2_start
+[ "$(tc "$YK_KRB5_CONF_KDC2" carol carol-pw "$(bad_otp "$YK_TMP/carol.tok")")" \
+    = 1 ] || yk_fail "carol on KDC 2: a bad OTP not refused"
+sleep 2.5
+same "write server down" "$YK_KRB5_CONF_KDC2" carol carol-pw 1 "$YK_KDC2_LOG"
+yk_kdc_attempts "carol@$R" "$YK_KDC2_LOG" | tail -1 |
+    grep -q "not confirmed on the write server" ||
+    yk_fail "write server down: the refusal does not say it was not confirmed"
+yk_kdc2_stop
+yk_ok "write server down: a wrong password and the right one with a bad" \
+    "OTP both refused (the refusal stands, not confirmed)"
+
+# c. the keyring the tokens were wrapped with is replaced by another.
+sleep 1.1   # the breaker KDC 1 may have opened is closed again
+mv "$YK_KRB5_DIR/master.keyring" "$YK_KRB5_DIR/master.keyring.good"
+yk_ykadmin init-master-key > "$YK_TMP/init.out" 2>&1 ||
+    { cat "$YK_TMP/init.out" >&2; yk_fail "init-master-key (another)"; }
+sleep 5.5  # the KDC looks at the keyring file every 5 s
+same "another keyring" "$YK_KRB5_CONF_PLAIN" carol carol-pw 2
+yk_kdc_attempts "carol@$R" | tail -1 | grep -q "keyring: token" ||
+    yk_fail "another keyring: the log does not say why"
+mv "$YK_KRB5_DIR/master.keyring.good" "$YK_KRB5_DIR/master.keyring"
+yk_ok "a keyring the secrets do not unwrap with: a wrong password and the" \
+    "right one with a bad OTP both DISCARDed"
 
 kill -0 "$YK_KDC_PID" 2>/dev/null || yk_fail "the KDC died"
 echo "PASS: review.sh"
