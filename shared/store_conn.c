@@ -23,9 +23,12 @@
  * LDAP result codes are translated here, once (yk_ldap_error).
  */
 
+#define _GNU_SOURCE 1  /* getaddrinfo_a */
 #include <config.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -42,6 +45,8 @@
 
 #include "errors.h"
 #include "store_int.h"
+
+#define YK_URI_MAX 1024              /* one URI of a list, at most */
 
 
 /* Block SIGPIPE for the LDAP calls that follow. */
@@ -341,6 +346,131 @@ conn_open(yk_store *st, yk_conn *c, const char *uri)
     return 0;
 }
 
+/* Whether host is an address literal (nothing to resolve). */
+static int
+host_is_literal(const char *host)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+
+    return inet_pton(AF_INET, host, buf) == 1 ||
+        inet_pton(AF_INET6, host, buf) == 1;
+}
+
+/* Before a connection is opened: resolve the host names of uri within
+ * the operation's time (what is left of the budget), so that a resolver
+ * that does not answer cannot stall a KDC worker: libldap's own lookup
+ * has no bound.  When one host resolves, libldap's lookup right after
+ * finds what the resolver just answered.  IP literals and ldapi:// are
+ * not looked up, nor anything while st->no_threads is set (the KDC's
+ * start, before it forks: the asynchronous lookup runs in a thread).  A
+ * lookup that does not finish is abandoned to its thread (its request is
+ * leaked when it cannot be cancelled). */
+static krb5_error_code
+resolve_bounded(yk_store *st, yk_conn *c, const char *uri)
+{
+    krb5_error_code ret = 0;
+    LDAPURLDesc *u = NULL;
+    char one[YK_URI_MAX];
+    const char *p = uri;
+    size_t len;
+    struct lookup {
+        struct gaicb cb;
+        struct addrinfo hints;   /* read by the lookup's thread */
+    } *lk;
+    struct gaicb *req, *list[1];
+    struct timeval tv;
+    struct timespec ts;
+    char failed[YK_URI_MAX] = "?";
+    int rc, cancel, names = 0, resolved = 0, timed_out = 0, why = 0;
+
+    if (st->no_threads)
+        return 0;
+    /* The list as ldap_initialize reads it: separated by spaces or
+     * commas.  A URI that does not parse is left to conn_open. */
+    for (; *p != '\0' && !resolved; p += len) {
+        p += strspn(p, " \t,");
+        len = strcspn(p, " \t,");
+        ldap_free_urldesc(u);
+        u = NULL;
+        if (len == 0 || len >= sizeof(one))
+            continue;
+        memcpy(one, p, len);
+        one[len] = '\0';
+        if (ldap_url_parse(one, &u) != LDAP_URL_SUCCESS)
+            continue;
+        if (u->lud_host == NULL || u->lud_host[0] == '\0' ||
+            strcasecmp(u->lud_scheme, "ldapi") == 0 ||
+            host_is_literal(u->lud_host))
+            continue;
+        names++;
+        ret = yk_op_timeout(st, &tv);
+        if (ret)
+            break;
+        lk = calloc(1, sizeof(*lk));
+        if (lk == NULL) {
+            ret = ENOMEM;
+            break;
+        }
+        req = &lk->cb;
+        lk->hints.ai_socktype = SOCK_STREAM;
+        req->ar_name = strdup(u->lud_host);
+        req->ar_request = &lk->hints;
+        list[0] = req;
+        if (req->ar_name == NULL ||
+            getaddrinfo_a(GAI_NOWAIT, list, 1, NULL) != 0) {
+            free((char *)req->ar_name);
+            free(lk);
+            snprintf(failed, sizeof(failed), "%s", u->lud_host);
+            continue;
+        }
+        ts.tv_sec = tv.tv_sec;
+        ts.tv_nsec = tv.tv_usec * 1000;
+        while ((rc = gai_suspend((const struct gaicb *const *)list, 1,
+                                 &ts)) == EAI_INTR)
+            ;
+        rc = gai_error(req);
+        if (rc == EAI_INPROGRESS) {
+            cancel = gai_cancel(req);
+            if (cancel == EAI_ALLDONE) {
+                rc = gai_error(req);
+            } else if (cancel != EAI_CANCELED) {
+                /* Still running in its thread: leave it the request. */
+                timed_out = 1;
+                snprintf(failed, sizeof(failed), "%s", u->lud_host);
+                continue;
+            }
+        }
+        if (rc == 0) {
+            resolved = 1;
+            freeaddrinfo(req->ar_result);
+        } else {
+            snprintf(failed, sizeof(failed), "%s", u->lud_host);
+            why = rc;
+            timed_out |= rc == EAI_INPROGRESS || rc == EAI_CANCELED;
+        }
+        free((char *)req->ar_name);
+        free(lk);
+    }
+    if (ret == 0 && names > 0 && !resolved) {
+        if (timed_out) {
+            yk_store_set_error(st, "connect to %s server: the name %s was "
+                               "not resolved within %ld ms",
+                               c->is_write ? "write" : "read", failed,
+                               (long)(tv.tv_sec * 1000 + tv.tv_usec / 1000));
+            ret = YK_ERR_STORE_TIMEOUT;
+        } else {
+            yk_store_set_error(st, "connect to %s server: cannot resolve "
+                               "%s: %s", c->is_write ? "write" : "read",
+                               failed,
+                               why != 0 ? gai_strerror(why) :
+                               "lookup not started");
+            ret = YK_ERR_STORE_UNAVAILABLE;
+        }
+    }
+    ldap_free_urldesc(u);
+    return ret;
+}
+
 /* A usable handle for c (read or write side), connecting if needed. */
 krb5_error_code
 yk_conn_get(yk_store *st, int write, yk_conn **c_out)
@@ -354,7 +484,9 @@ yk_conn_get(yk_store *st, int write, yk_conn **c_out)
     if (c->ld != NULL && (c->pid != getpid() || !yk_conn_alive(c)))
         yk_conn_drop(c);
     if (c->ld == NULL) {
-        ret = conn_open(st, c, uri);
+        ret = resolve_bounded(st, c, uri);
+        if (ret == 0)
+            ret = conn_open(st, c, uri);
         if (ret)
             return ret;
     }

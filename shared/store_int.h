@@ -39,6 +39,8 @@ struct yk_store {
     yk_conn wr;
     yk_target *targets;          /* resolved search bases */
     size_t ntargets;
+    int no_threads;              /* no name lookup in a thread (before
+                                  * the KDC forks) */
     int64_t deadline_ms;         /* the caller's budget ends (monotonic
                                   * ms), 0 = no budget */
     int bind_refused;            /* the last failure was a refused bind */

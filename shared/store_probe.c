@@ -225,6 +225,7 @@ yk_store_probe_replication(yk_store *st, char *report, size_t len)
         return 0;
     memset(&seen, 0, sizeof(seen));
     yk_sigpipe_block(&g);
+    st->no_threads = 1;         /* the KDC forks after this */
     ret = yk_conn_get(st, 1, &c);
     if (ret == 0)
         probe_suffix(st, c, base, &seen);
@@ -232,6 +233,7 @@ yk_store_probe_replication(yk_store *st, char *report, size_t len)
         probe_csns(st, c, &seen);
     if (ret == 0 && seen.suffix[0] != '\0' && c->ld != NULL)
         probe_config(st, c, &seen);
+    st->no_threads = 0;
     yk_sigpipe_restore(&g);
     if (ret)
         return ret;

@@ -12,6 +12,12 @@
 #    token's secret does not unwrap with the keyring (both DISCARDed),
 #    and when the write server that should confirm a refusal is down
 #    (both refused: the refusal stands, "not confirmed").
+# 3. Name resolution cannot stall a worker: a KDC whose directory is
+#    named by a host name, in a private mount namespace whose resolv.conf
+#    names a DNS server that never answers (tests/client/ykblackhole on
+#    127.0.0.2:53; the resolver would wait 5 s), DISCARDs an OTP login
+#    within its 500 ms LDAP timeout and says the name was not resolved.
+#    Skipped, loudly, where unshare -m cannot run.
 # Exit 0 pass, 1 fail, 77 skip (announced).
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -22,6 +28,8 @@ R=$YK_REALM
 TC=$YK_BUILDDIR/tests/client/yktestclient
 YK_CACHE_TTL=60
 YK_BREAKER_TIME=1
+# The KDC's UDP on another port: a DISCARD shows at once as no reply.
+YK_KDC_UDP_PORT=$(yk_realm_free_port) || yk_fail "no free port"
 # KDC 2 confirms refusals on a write server that is never there.
 YK_KDC2_SED="s|^\( *yubikey_ldap_uri = .*\)$|\1\n  yubikey_ldap_write_uri = ldap://127.0.0.1:9/|"
 
@@ -149,5 +157,48 @@ yk_ok "a keyring the secrets do not unwrap with: a wrong password and the" \
     "right one with a bad OTP both DISCARDed"
 
 kill -0 "$YK_KDC_PID" 2>/dev/null || yk_fail "the KDC died"
+
+# --- 3. a resolver that does not answer -----------------------------------
+BH=$YK_BUILDDIR/tests/client/ykblackhole
+if ! unshare -m --propagation private true 2>/dev/null; then
+    yk_skip "part 3 (name resolution) not run: unshare -m fails here" \
+        "(parts 1 and 2 passed)"
+fi
+"$BH" 127.0.0.2 53 > "$YK_TMP/bh.out" 2>&1 &
+yk_register_pid $!
+for _ in $(seq 50); do
+    grep -q ready "$YK_TMP/bh.out" && break
+    sleep 0.1
+done
+grep -q ready "$YK_TMP/bh.out" ||
+    { cat "$YK_TMP/bh.out" >&2; yk_fail "ykblackhole did not start"; }
+printf 'nameserver 127.0.0.2\noptions timeout:5 attempts:1\n' \
+    > "$YK_TMP/resolv.conf"
+cat > "$YK_TMP/in-ns.sh" <<EOF
+#!/bin/sh
+mount --bind "$YK_TMP/resolv.conf" /etc/resolv.conf || exit 1
+exec "\$@"
+EOF
+chmod +x "$YK_TMP/in-ns.sh"
+yk_kdc_stop
+sed -i "s|^\( *yubikey_ldap_uri = \).*|\1ldap://ldap.unanswered.test:$YK_SLAPD_PORT/|" \
+    "$YK_KRB5_DIR/kdc.conf" || yk_fail "kdc.conf"
+grep -q "ldap.unanswered.test" "$YK_KRB5_DIR/kdc.conf" || yk_fail "kdc.conf"
+: > "$YK_KDC_LOG"
+YK_KDC_WRAPPER="unshare -m --propagation private $YK_TMP/in-ns.sh" \
+    yk_kdc_start
+t0=$(yk_ms)
+rc=$(tc "$YK_KRB5_CONF_PLAIN" carol carol-pw "$(yk_otp "$YK_TMP/carol.tok")")
+ms=$(($(yk_ms) - t0))
+[ "$rc" = 2 ] || { cat "$YK_TMP/tc.out" >&2;
+    yk_fail "unanswered resolver: test client exit $rc, want 2 (no reply)"; }
+grep -q "the name ldap.unanswered.test was not resolved within" \
+    "$YK_KDC_LOG" || { grep yubikey: "$YK_KDC_LOG" | tail -3 >&2;
+    yk_fail "unanswered resolver: the KDC log does not say so"; }
+[ "$ms" -lt 4000 ] ||
+    yk_fail "unanswered resolver: the attempt took $ms ms (resolver: 5 s)"
+kill -0 "$YK_KDC_PID" 2>/dev/null || yk_fail "the KDC died"
+yk_ok "a DNS server that never answers: the OTP login DISCARDed in $ms ms" \
+    "(the resolver alone would wait 5 s), logged"
 echo "PASS: review.sh"
 exit 0
