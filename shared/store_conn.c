@@ -27,7 +27,10 @@
  * made explicitly before the bind: TCP (and the handshake for ldaps://),
  * then StartTLS when configured (never over ldapi://, never on a
  * connection that is TLS already), each step within the timeout and the
- * budget.  A StartTLS the server refuses, or a handshake that fails,
+ * budget (the connect is asynchronous: libldap 2.5 bounds a handshake
+ * by LDAP_OPT_NETWORK_TIMEOUT only then, and else spins for ever on a
+ * server that accepts and says nothing).  A StartTLS the server
+ * refuses, or a handshake that fails,
  * fails the connection: nothing falls back to plain.  libldap says
  * nothing useful about a failed handshake (with GnuTLS its text is
  * "(unknown error code)" for a wrong CA and a wrong name alike), so a
@@ -343,16 +346,22 @@ tls_ca_words(const yk_store *st, char *buf, size_t len)
     return buf;
 }
 
-/* Give ld its own TLS context: certificates checked as require says
+/* Give c its own TLS context: certificates checked as require says
  * (LDAP_OPT_X_TLS_DEMAND, or ALLOW for the diagnosis), the configured CA
- * file.  A CA file libldap cannot load is YK_ERR_STORE_TLS. */
+ * file; and an asynchronous connect, so that the handshake is bounded.
+ * A CA file libldap cannot load is YK_ERR_STORE_TLS. */
 static krb5_error_code
 conn_tls_options(yk_store *st, yk_conn *c, int require)
 {
     char *diag = NULL, ca[YK_ERRBUF_LEN / 2];
     int zero = 0, rc;
 
-    rc = ldap_set_option(c->ld, LDAP_OPT_X_TLS_REQUIRE_CERT, &require);
+    /* Asynchronous connect: libldap 2.5 bounds a TLS handshake by the
+     * network timeout only then; without it a server that accepts and
+     * stays silent keeps it spinning (100% CPU) for ever. */
+    rc = ldap_set_option(c->ld, LDAP_OPT_CONNECT_ASYNC, LDAP_OPT_ON);
+    if (rc == LDAP_OPT_SUCCESS)
+        rc = ldap_set_option(c->ld, LDAP_OPT_X_TLS_REQUIRE_CERT, &require);
     if (rc == LDAP_OPT_SUCCESS && st->cfg.tls_cacert != NULL)
         rc = ldap_set_option(c->ld, LDAP_OPT_X_TLS_CACERTFILE,
                              st->cfg.tls_cacert);
@@ -407,8 +416,8 @@ conn_handshake_failed(yk_store *st, yk_conn *c, int rc, int *handshake_out)
 
 /* Connect c with TLS: TCP (with the handshake for ldaps://), then
  * StartTLS when configured, each step within the timeout and the budget.
- * On failure c is dropped; *handshake_out says whether the server was
- * reached and a handshake failed (see the top of this file). */
+ * On failure the caller drops c; *handshake_out says whether the server
+ * was reached and a handshake failed (see the top of this file). */
 static krb5_error_code
 conn_tls_connect(yk_store *st, yk_conn *c, const char *uri,
                  int *handshake_out)
@@ -555,8 +564,12 @@ conn_open(yk_store *st, yk_conn *c, const char *uri)
         ret = conn_tls_connect(st, c, uri, &handshake);
         if (ret && handshake)
             ret = conn_tls_diagnose(st, c, uri);
-        if (ret)
+        if (ret) {
+            /* Never keep a handle whose TLS did not start: its next
+             * operation would connect in plain. */
+            yk_conn_drop(c);
             return ret;
+        }
     }
 
     if (cfg->sasl_mech != NULL) {

@@ -18,6 +18,8 @@
 #                            OTP login is DISCARDed (no reply, no
 #                            ticket), ykadmin and the hook fail with the
 #                            same words
+#   ldaps:// to a frozen slapd
+#                            the handshake is bounded: DISCARDed in time
 #   ldap:// to 192.0.2.1     a WARNING at start (cleartext); ldap:// to
 #                            127.0.0.1, ldaps:// and StartTLS: none
 #
@@ -179,6 +181,29 @@ yk_ykadmin list alice@$R > "$YK_TMP/yk.out" 2>&1
 yk_kdc_stop
 yk_ok "plain ldap://127.0.0.1: no warning (loopback); the directory shows" \
     "the KDC and ykadmin no token without TLS, so the cases above used TLS"
+
+# --- a silent server: the handshake is bounded ------------------------------
+# slapd frozen: the kernel accepts the TCP connection, the TLS handshake
+# gets no answer.  The login is DISCARDed within the attempt's budget.
+use "$LDAPS" "$CA_OK"
+yk_kdc_start
+yk_slapd_freeze
+t0=$(yk_ms)
+KRB5_CONFIG=$YK_KRB5_CONF_PLAIN "$TC" --optimistic --password alice-pw \
+    --emu "$YK_TMP/alice.tok" alice > "$YK_TMP/tc.out" 2>&1
+rc=$?
+ms=$(($(yk_ms) - t0))
+yk_slapd_thaw
+[ "$rc" -eq 2 ] || { cat "$YK_TMP/tc.out" >&2;
+    yk_fail "frozen slapd over ldaps://: exit $rc, expected 2 (DISCARDed)"; }
+yk_kdc_attempts "alice@$R" | tail -1 | grep -q 'verdict=discarded' ||
+    yk_fail "frozen slapd over ldaps://: the login was not DISCARDed"
+[ "$ms" -lt 3000 ] ||
+    yk_fail "frozen slapd over ldaps://: the KDC answered after $ms ms"
+kill -0 "$YK_KDC_PID" || yk_fail "the KDC died"
+yk_kdc_stop
+yk_ok "frozen slapd over ldaps://: OTP login DISCARDed after $ms ms (the" \
+    "handshake is bounded by the timeout)"
 
 # refused LABEL WANT: with the current kdc.conf the KDC logs a
 # CONFIGURATION ERROR holding WANT at start and at an OTP login, which is
