@@ -220,6 +220,7 @@ realm_announce(const yk_realm *r)
 {
     const yk_store_config *sc = &r->cfg.store;
     char keyring[YK_DETAIL_LEN], bind[YK_DETAIL_LEN];
+    char why[YK_CONFIG_ERROR_LEN];
 
     if (r->misconfigured) {
         yk_kdc_log("CONFIGURATION ERROR: realm %s: %s; YubiKey logins in "
@@ -251,18 +252,25 @@ realm_announce(const yk_realm *r)
     else
         snprintf(bind, sizeof(bind), "anonymous");
     yk_kdc_log("krb5-yubikey %s, realm %s: token directory %s, writes to "
-               "%s, principals under %s%s, bind as %s; master keyring %s "
-               "(%s); cache TTL %d s, LDAP timeout %d ms, circuit breaker "
-               "%d s%s", PACKAGE_VERSION, r->name, sc->uri,
+               "%s, principals under %s%s, bind as %s%s%s%s; master keyring "
+               "%s (%s); cache TTL %d s, LDAP timeout %d ms, circuit "
+               "breaker %d s%s", PACKAGE_VERSION, r->name, sc->uri,
                sc->write_uri != NULL ? sc->write_uri : sc->uri,
                sc->kldap_realm_dn != NULL ? sc->kldap_realm_dn : sc->base,
                sc->kldap_realm_dn != NULL ? " (kldap realm container and "
-               "its subtrees)" : "", bind, r->cfg.master_key_file != NULL ?
+               "its subtrees)" : "", bind, sc->starttls ? ", StartTLS" : "",
+               sc->tls_cacert != NULL ? ", TLS CA " : "",
+               sc->tls_cacert != NULL ? sc->tls_cacert : "",
+               r->cfg.master_key_file != NULL ?
                r->cfg.master_key_file : "(yubikey_master_key_file unset)",
                keyring, r->cfg.cache_ttl, sc->timeout_ms > 0 ?
                sc->timeout_ms : YK_DEFAULT_TIMEOUT_MS,
                r->cfg.breaker_seconds, r->cfg.require_fast ?
                ", FAST required" : "");
+    /* Loud: the records and the bind password would cross the network
+     * in clear. */
+    if (yk_config_check_cleartext(sc, why, sizeof(why)))
+        yk_kdc_log("WARNING: realm %s: %s", r->name, why);
 }
 
 /* Ask r's write server, once at start, whether it is replicated, and say
@@ -271,11 +279,17 @@ realm_announce(const yk_realm *r)
 static void
 realm_probe(yk_realm *r)
 {
+    krb5_error_code ret;
     char report[YK_CONFIG_ERROR_LEN];
 
     yk_store_set_budget(r->store, r->cfg.store.timeout_ms > 0 ?
                         r->cfg.store.timeout_ms : YK_DEFAULT_TIMEOUT_MS);
-    if (yk_store_probe_replication(r->store, report, sizeof(report)) != 0)
+    ret = yk_store_probe_replication(r->store, report, sizeof(report));
+    if (ret == YK_ERR_STORE_TLS)
+        yk_kdc_log("CONFIGURATION ERROR: realm %s: %s; OTP logins are "
+                   "discarded until TLS with the directory works",
+                   r->name, yk_store_last_error(r->store));
+    else if (ret != 0)
         yk_kdc_log("realm %s: could not ask the write server at start "
                    "whether it is replicated: %s (logins will connect "
                    "again)", r->name, yk_store_last_error(r->store));
@@ -409,7 +423,11 @@ breaker_trip(yk_realm *r, krb5_error_code why, int config)
 {
     int seconds = r->cfg.breaker_seconds;
 
-    if (config) {
+    if (why == YK_ERR_STORE_TLS) {
+        yk_kdc_log("CONFIGURATION ERROR: realm %s: %s; circuit breaker "
+                   "open for %d s, OTP logins are discarded meanwhile",
+                   r->name, yk_store_last_error(r->store), seconds);
+    } else if (config) {
         yk_kdc_log("CONFIGURATION ERROR: realm %s: the token directory "
                    "refused the KDC's bind (%s): check "
                    "yubikey_ldap_bind_dn, the password file or the SASL "
@@ -434,7 +452,9 @@ store_failed(yk_realm *r, krb5_error_code ret, const char *op)
 {
     if (ret == YK_ERR_STORE_TIMEOUT || ret == YK_ERR_STORE_UNAVAILABLE) {
         breaker_trip(r, ret, 0);
-    } else if (ret == YK_ERR_STORE_ACCESS && yk_store_bind_refused(r->store)) {
+    } else if (ret == YK_ERR_STORE_TLS ||
+               (ret == YK_ERR_STORE_ACCESS &&
+                yk_store_bind_refused(r->store))) {
         /* Every request would be refused alike: stop asking a while. */
         breaker_trip(r, ret, 1);
     } else if (ret == YK_ERR_STORE_ACCESS) {

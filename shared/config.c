@@ -18,12 +18,20 @@
  * without regard to case) is used.  A file that holds stash lines but none
  * for the bind DN is an error, never a password.  With a SASL mechanism
  * set, no password file is read.
+ *
+ * TLS: ldaps:// URIs use TLS from the first byte; yubikey_ldap_starttls
+ * = true makes ldap:// connections send StartTLS before the bind;
+ * ldapi:// stays local and plain.  Whenever TLS is used the server's
+ * certificate must chain to yubikey_ldap_tls_cacert (else libldap's
+ * default CA file) and name the URI's host (store_conn.c).
  */
 
 #include <config.h>
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -431,6 +439,9 @@ yk_config_load(profile_t profile, const char *realm, yk_config *cfg_out)
         ret = realm_string(profile, realm, "yubikey_ldap_timeout",
                            &timeout);
     if (ret == 0)
+        ret = realm_string(profile, realm, "yubikey_ldap_tls_cacert",
+                           &sc->tls_cacert);
+    if (ret == 0)
         ret = realm_string(profile, realm, "yubikey_indicator",
                            &cfg.indicator);
     if (ret == 0)
@@ -483,6 +494,10 @@ yk_config_load(profile_t profile, const char *realm, yk_config *cfg_out)
     cfg.breaker_seconds = ival;
     ret = profile_get_boolean(profile, "realms", realm,
                               "yubikey_require_fast", 0, &cfg.require_fast);
+    if (ret)
+        goto cleanup;
+    ret = profile_get_boolean(profile, "realms", realm,
+                              "yubikey_ldap_starttls", 0, &sc->starttls);
     if (ret)
         goto cleanup;
 
@@ -539,12 +554,15 @@ yk_store_config_copy(const yk_store_config *in, yk_store_config *out)
         ret = dup_opt(in->filter, &cp.filter);
     if (ret == 0)
         ret = dup_opt(in->kldap_realm_dn, &cp.kldap_realm_dn);
+    if (ret == 0)
+        ret = dup_opt(in->tls_cacert, &cp.tls_cacert);
     if (ret) {
         yk_store_config_clear(&cp);
         return ret;
     }
     cp.timeout_ms = in->timeout_ms;
     cp.uri_from_kldap = in->uri_from_kldap;
+    cp.starttls = in->starttls;
     *out = cp;
     return 0;
 }
@@ -564,6 +582,7 @@ yk_store_config_clear(yk_store_config *sc)
     free(sc->base);
     free(sc->filter);
     free(sc->kldap_realm_dn);
+    free(sc->tls_cacert);
     memset(sc, 0, sizeof(*sc));
 }
 
@@ -637,4 +656,107 @@ yk_config_check_write_target(const yk_store_config *sc, char *why,
              "yubikey_ldap_write_uri = %.*s", from, (unsigned long)n, target,
              (int)first_len, target + strspn(target, " \t,"));
     return YK_ERR_CONFIG;
+}
+
+/* Whether host is this machine; see config.h. */
+int
+yk_config_host_is_loopback(const char *host)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+    size_t n = strlen(host);
+
+    if (n == 0 || strcasecmp(host, "localhost") == 0 ||
+        strcasecmp(host, "localhost.") == 0)
+        return 1;
+    if (inet_pton(AF_INET, host, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, host, &a6) == 1) {
+        if (IN6_IS_ADDR_LOOPBACK(&a6))
+            return 1;
+        return IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127;
+    }
+    return 0;
+}
+
+#define YK_URI_HOST_MAX 256
+
+/* The host of one URI (p, len bytes, "scheme://host[:port][/...]") into
+ * host (YK_URI_HOST_MAX bytes; IPv6 brackets removed, %-escapes left as
+ * they are).  0 when it does not fit or the URI has no "://". */
+static int
+uri_host(const char *p, size_t len, char *host)
+{
+    const char *h, *end = p + len, *e;
+
+    h = strstr(p, "://");
+    if (h == NULL || h >= end)
+        return 0;
+    h += 3;
+    if (h < end && *h == '[') {
+        h++;
+        e = memchr(h, ']', (size_t)(end - h));
+        if (e == NULL)
+            return 0;
+    } else {
+        for (e = h; e < end && *e != ':' && *e != '/' && *e != '?'; e++)
+            ;
+    }
+    if ((size_t)(e - h) >= YK_URI_HOST_MAX)
+        return 0;
+    memcpy(host, h, (size_t)(e - h));
+    host[e - h] = '\0';
+    return 1;
+}
+
+/* Append to why the hosts of list's plain ldap:// URIs that are not
+ * loopback, as "host, host" (a host already named is not repeated); how
+ * many were added to *n_io. */
+static void
+cleartext_hosts(const char *list, char *why, size_t len, int *n_io)
+{
+    const char *p = list;
+    char host[YK_URI_HOST_MAX];
+    size_t n, used;
+
+    while (list != NULL && *p != '\0') {
+        p += strspn(p, " \t,");
+        n = strcspn(p, " \t,");
+        if (n == 0)
+            break;
+        if (n > strlen("ldap://") && strncasecmp(p, "ldap://", 7) == 0 &&
+            uri_host(p, n, host) && !yk_config_host_is_loopback(host) &&
+            strstr(why, host) == NULL) {
+            used = strlen(why);
+            if (used < len)
+                snprintf(why + used, len - used, "%s%s",
+                         *n_io > 0 ? ", " : "", host);
+            (*n_io)++;
+        }
+        p += n;
+    }
+}
+
+/* Whether a read or write URI sends in clear over the network; see
+ * config.h. */
+int
+yk_config_check_cleartext(const yk_store_config *sc, char *why, size_t len)
+{
+    char hosts[YK_URI_HOST_MAX * 2] = "";
+    int n = 0;
+
+    if (len > 0)
+        why[0] = '\0';
+    if (sc->starttls)
+        return 0;
+    cleartext_hosts(sc->uri, hosts, sizeof(hosts), &n);
+    cleartext_hosts(sc->write_uri, hosts, sizeof(hosts), &n);
+    if (n == 0)
+        return 0;
+    snprintf(why, len, "ldap:// to %s without TLS: token records (the "
+             "wrapped secrets and counters) and the bind password cross "
+             "the network in clear; use ldaps:// or "
+             "yubikey_ldap_starttls = true (with yubikey_ldap_tls_cacert), "
+             "or ldapi:// to a local server", hosts);
+    return 1;
 }

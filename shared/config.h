@@ -23,6 +23,9 @@ typedef struct {
     char *base;             /* search base */
     char *filter;           /* principal filter, %p = escaped principal */
     int timeout_ms;         /* per operation */
+    char *tls_cacert;       /* PEM CA bundle for TLS; NULL = libldap's
+                             * default (ldap.conf TLS_CACERT) */
+    int starttls;           /* StartTLS on ldap:// connections */
     char *kldap_realm_dn;   /* kldap realm container (cn=REALM,container):
                              * when set, principals are searched in it and
                              * in the subtrees it lists (krbSubTrees,
@@ -54,6 +57,17 @@ const char *yk_config_write_target(const yk_store_config *sc);
  * and, in why (len bytes), what is wrong and what to set. */
 krb5_error_code yk_config_check_write_target(const yk_store_config *sc,
                                              char *why, size_t len);
+
+/* Whether host (a URI's host part: a name, an IPv4 address or an IPv6
+ * address without brackets; "" is libldap's default, localhost) is this
+ * machine: localhost, 127.0.0.0/8, ::1 (or ::ffff:127.x.y.z). */
+int yk_config_host_is_loopback(const char *host);
+
+/* 1 when a URI of the read or the write target is ldap:// to a host that
+ * is not loopback and yubikey_ldap_starttls is off (then in why, len
+ * bytes, what crosses the network in clear and what to set); else 0. */
+int yk_config_check_cleartext(const yk_store_config *sc, char *why,
+                              size_t len);
 
 /* Deep copy of a store configuration. */
 krb5_error_code yk_store_config_copy(const yk_store_config *in,

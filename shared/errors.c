@@ -81,6 +81,10 @@ static const char *const yk_messages[] = {
     /* YK_ERR_KEYRING_OWNER */
     "Master keyring file is owned by another user (must be owned by the "
     "user that reads it, e.g. the KDC's, or by root)",
+    /* YK_ERR_STORE_TLS */
+    "TLS with the LDAP directory failed: the server's certificate was "
+    "refused or StartTLS was refused (check yubikey_ldap_tls_cacert and "
+    "the host name in the URI)",
 };
 
 _Static_assert(sizeof(yk_messages) / sizeof(yk_messages[0]) ==

@@ -19,6 +19,26 @@
  * every LDAP call here runs with SIGPIPE blocked, and a SIGPIPE it raised
  * is consumed before the mask is restored.
  *
+ * TLS.  An ldaps:// URI, or yubikey_ldap_starttls with an ldap:// one,
+ * makes the connection verify the server: certificate required
+ * (LDAP_OPT_X_TLS_DEMAND), chaining to yubikey_ldap_tls_cacert (else
+ * libldap's default CA file) and naming the URI's host, checked by
+ * libldap; each handle gets its own TLS context.  Such a connection is
+ * made explicitly before the bind: TCP (and the handshake for ldaps://),
+ * then StartTLS when configured (never over ldapi://, never on a
+ * connection that is TLS already), each step within the timeout and the
+ * budget (the connect is asynchronous: libldap 2.5 bounds a handshake
+ * by LDAP_OPT_NETWORK_TIMEOUT only then, and else spins for ever on a
+ * server that accepts and says nothing).  A StartTLS the server
+ * refuses, or a handshake that fails,
+ * fails the connection: nothing falls back to plain.  libldap says
+ * nothing useful about a failed handshake (with GnuTLS its text is
+ * "(unknown error code)" for a wrong CA and a wrong name alike), so a
+ * failed handshake is tried once more without verification: when that
+ * one succeeds the server speaks TLS and its certificate is what was
+ * refused (YK_ERR_STORE_TLS, a configuration error), and the error says
+ * what to check; else it stays an outage.  The diagnostic connection is
+ * closed at once; nothing but the handshake and an unbind goes over it.
  *
  * LDAP result codes are translated here, once (yk_ldap_error).
  */
@@ -37,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -292,15 +313,237 @@ conn_simple_bind(yk_store *st, yk_conn *c)
     return yk_conn_check_result(st, c, res, "bind", YK_OP_READ);
 }
 
-/* Open and bind a new connection on c to uri.  A bind the directory
- * refuses (YK_ERR_STORE_ACCESS) is remembered: yk_store_bind_refused. */
+/* Whether uri (a list) names an ldaps:// server. */
+static int
+uri_has_ldaps(const char *uri)
+{
+    const char *p;
+
+    for (p = uri; *p != '\0'; p++) {
+        if (strncasecmp(p, "ldaps://", 8) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether c's socket is a local (ldapi://) one. */
+static int
+conn_is_local(yk_conn *c)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+    ber_socket_t fd = -1;
+
+    if (ldap_get_option(c->ld, LDAP_OPT_DESC, &fd) != LDAP_OPT_SUCCESS ||
+        fd < 0 || getsockname(fd, (struct sockaddr *)&sa, &len) != 0)
+        return 0;
+    return sa.ss_family == AF_UNIX;
+}
+
+/* What the server's certificate must chain to, in words for errors. */
+static const char *
+tls_ca_words(const yk_store *st, char *buf, size_t len)
+{
+    if (st->cfg.tls_cacert == NULL)
+        return "libldap's default CA file (ldap.conf TLS_CACERT; "
+            "yubikey_ldap_tls_cacert is unset)";
+    snprintf(buf, len, "yubikey_ldap_tls_cacert = %s", st->cfg.tls_cacert);
+    return buf;
+}
+
+/* Give c its own TLS context: certificates checked as require says
+ * (LDAP_OPT_X_TLS_DEMAND, or ALLOW for the diagnosis), the configured CA
+ * file; and an asynchronous connect, so that the handshake is bounded.
+ * A CA file libldap cannot load is YK_ERR_STORE_TLS. */
+static krb5_error_code
+conn_tls_options(yk_store *st, yk_conn *c, int require)
+{
+    char *diag = NULL, ca[YK_ERRBUF_LEN / 2];
+    int zero = 0, rc;
+
+    /* Asynchronous connect: libldap 2.5 bounds a TLS handshake by the
+     * network timeout only then; without it a server that accepts and
+     * stays silent keeps it spinning (100% CPU) for ever. */
+    rc = ldap_set_option(c->ld, LDAP_OPT_CONNECT_ASYNC, LDAP_OPT_ON);
+    if (rc == LDAP_OPT_SUCCESS)
+        rc = ldap_set_option(c->ld, LDAP_OPT_X_TLS_REQUIRE_CERT, &require);
+    if (rc == LDAP_OPT_SUCCESS && st->cfg.tls_cacert != NULL)
+        rc = ldap_set_option(c->ld, LDAP_OPT_X_TLS_CACERTFILE,
+                             st->cfg.tls_cacert);
+    if (rc == LDAP_OPT_SUCCESS)
+        rc = ldap_set_option(c->ld, LDAP_OPT_X_TLS_NEWCTX, &zero);
+    if (rc == LDAP_OPT_SUCCESS)
+        return 0;
+    (void)ldap_get_option(c->ld, LDAP_OPT_DIAGNOSTIC_MESSAGE, &diag);
+    yk_store_set_error(st, "TLS with the %s server: cannot load the CA "
+                       "certificates of %s%s%s", c->is_write ? "write" :
+                       "read", tls_ca_words(st, ca, sizeof(ca)),
+                       diag != NULL ? ": " : "", diag != NULL ? diag : "");
+    ldap_memfree(diag);
+    return YK_ERR_STORE_TLS;
+}
+
+/* Set c's connect timeout to what the next step may wait (the handshake
+ * is bounded by it too); YK_ERR_STORE_TIMEOUT when the budget is spent. */
+static krb5_error_code
+conn_step_timeout(yk_store *st, yk_conn *c)
+{
+    krb5_error_code ret;
+    struct timeval tv;
+
+    ret = yk_op_timeout(st, &tv);
+    if (ret)
+        return ret;
+    if (ldap_set_option(c->ld, LDAP_OPT_NETWORK_TIMEOUT, &tv) !=
+        LDAP_OPT_SUCCESS) {
+        yk_store_set_error(st, "cannot set LDAP options");
+        return YK_ERR_STORE_UNAVAILABLE;
+    }
+    return 0;
+}
+
+/* A TLS handshake on c failed (rc): describe it, set *handshake_out,
+ * drop c. */
+static krb5_error_code
+conn_handshake_failed(yk_store *st, yk_conn *c, int rc, int *handshake_out)
+{
+    char *diag = NULL;
+
+    (void)ldap_get_option(c->ld, LDAP_OPT_DIAGNOSTIC_MESSAGE, &diag);
+    yk_store_set_error(st, "TLS handshake with the %s server failed: %s%s%s",
+                       c->is_write ? "write" : "read", ldap_err2string(rc),
+                       diag != NULL ? ": " : "", diag != NULL ? diag : "");
+    ldap_memfree(diag);
+    *handshake_out = 1;
+    yk_conn_drop(c);
+    return YK_ERR_STORE_UNAVAILABLE;
+}
+
+/* Connect c with TLS: TCP (with the handshake for ldaps://), then
+ * StartTLS when configured, each step within the timeout and the budget.
+ * On failure the caller drops c; *handshake_out says whether the server
+ * was reached and a handshake failed (see the top of this file). */
+static krb5_error_code
+conn_tls_connect(yk_store *st, yk_conn *c, const char *uri,
+                 int *handshake_out)
+{
+    krb5_error_code ret;
+    LDAPMessage *res = NULL;
+    char *diag = NULL;
+    int rc, msgid, err = LDAP_SUCCESS;
+
+    *handshake_out = 0;
+    ret = conn_step_timeout(st, c);
+    if (ret)
+        return ret;
+    rc = ldap_connect(c->ld);
+    if (rc != LDAP_SUCCESS) {
+        /* A refused TCP connect leaves no diagnostic; a handshake
+         * that failed leaves one. */
+        if (uri_has_ldaps(uri) &&
+            ldap_get_option(c->ld, LDAP_OPT_DIAGNOSTIC_MESSAGE, &diag) ==
+            LDAP_OPT_SUCCESS && diag != NULL && *diag != '\0') {
+            ldap_memfree(diag);
+            return conn_handshake_failed(st, c, rc, handshake_out);
+        }
+        ldap_memfree(diag);
+        return yk_conn_fail(st, c, "connect", rc, NULL, YK_OP_READ);
+    }
+    if (!st->cfg.starttls || ldap_tls_inplace(c->ld) || conn_is_local(c))
+        return 0;
+
+    rc = ldap_extended_operation(c->ld, LDAP_EXOP_START_TLS, NULL, NULL,
+                                 NULL, &msgid);
+    if (rc != LDAP_SUCCESS)
+        return yk_conn_fail(st, c, "StartTLS", rc, NULL, YK_OP_READ);
+    ret = yk_conn_wait(st, c, msgid, "StartTLS", YK_OP_READ, &res);
+    if (ret)
+        return ret;
+    rc = ldap_parse_result(c->ld, res, &err, NULL, &diag, NULL, NULL, 1);
+    if (rc != LDAP_SUCCESS)
+        err = rc;
+    if (err != LDAP_SUCCESS) {
+        yk_store_set_error(st, "StartTLS refused by the %s server: %s%s%s "
+                           "(yubikey_ldap_starttls is set: does the server "
+                           "have a certificate, TLSCertificateFile?)",
+                           c->is_write ? "write" : "read",
+                           ldap_err2string(err), diag != NULL ? ": " : "",
+                           diag != NULL ? diag : "");
+        ldap_memfree(diag);
+        yk_conn_drop(c);
+        return ldap_error_drops(err) ? YK_ERR_STORE_UNAVAILABLE :
+            YK_ERR_STORE_TLS;
+    }
+    ldap_memfree(diag);
+    ret = conn_step_timeout(st, c);
+    if (ret) {
+        yk_conn_drop(c);
+        return ret;
+    }
+    rc = ldap_install_tls(c->ld);
+    if (rc != LDAP_SUCCESS)
+        return conn_handshake_failed(st, c, rc, handshake_out);
+    return 0;
+}
+
+/* Handle options every connection gets; nonzero when one is refused. */
+static int
+conn_set_options(yk_conn *c, struct timeval *tv)
+{
+    int version = LDAP_VERSION3;
+
+    return ldap_set_option(c->ld, LDAP_OPT_PROTOCOL_VERSION, &version) ||
+        ldap_set_option(c->ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF) ||
+        ldap_set_option(c->ld, LDAP_OPT_NETWORK_TIMEOUT, tv) ||
+        ldap_set_option(c->ld, LDAP_OPT_TIMEOUT, tv);
+}
+
+/* c's handshake with uri failed (the error is in st): connect once more
+ * without verifying the certificate.  When that succeeds, the server's
+ * certificate is what was refused: say what to check and return
+ * YK_ERR_STORE_TLS; else keep the handshake's error, an outage. */
+static krb5_error_code
+conn_tls_diagnose(yk_store *st, yk_conn *c, const char *uri)
+{
+    krb5_error_code ret;
+    yk_conn d = { NULL, 0, c->is_write };
+    char saved[YK_ERRBUF_LEN], ca[YK_ERRBUF_LEN / 2];
+    struct timeval tv;
+    int handshake = 0;
+
+    memcpy(saved, st->errbuf, sizeof(saved));
+    ret = yk_op_timeout(st, &tv);
+    if (ret == 0 && ldap_initialize(&d.ld, uri) == LDAP_SUCCESS) {
+        d.pid = getpid();
+        if (conn_set_options(&d, &tv) == 0 &&
+            conn_tls_options(st, &d, LDAP_OPT_X_TLS_ALLOW) == 0 &&
+            conn_tls_connect(st, &d, uri, &handshake) == 0) {
+            yk_conn_drop(&d);
+            yk_store_set_error(st, "TLS with the %s server %s: its "
+                               "certificate was refused: check that it "
+                               "chains to %s and that it names the URI's "
+                               "host (subjectAltName)",
+                               c->is_write ? "write" : "read", uri,
+                               tls_ca_words(st, ca, sizeof(ca)));
+            return YK_ERR_STORE_TLS;
+        }
+        yk_conn_drop(&d);
+    }
+    memcpy(st->errbuf, saved, sizeof(saved));
+    return YK_ERR_STORE_UNAVAILABLE;
+}
+
+/* Open and bind a new connection on c to uri (with TLS when ldaps:// or
+ * StartTLS is configured: see the top of this file).  A bind the
+ * directory refuses (YK_ERR_STORE_ACCESS) is remembered:
+ * yk_store_bind_refused. */
 static krb5_error_code
 conn_open(yk_store *st, yk_conn *c, const char *uri)
 {
     krb5_error_code ret;
     const yk_store_config *cfg = &st->cfg;
     struct timeval tv;
-    int rc, version = LDAP_VERSION3;
+    int rc, handshake = 0;
 
     ret = yk_op_timeout(st, &tv);
     if (ret)
@@ -312,13 +555,26 @@ conn_open(yk_store *st, yk_conn *c, const char *uri)
         return YK_ERR_CONFIG;
     }
     c->pid = getpid();
-    if (ldap_set_option(c->ld, LDAP_OPT_PROTOCOL_VERSION, &version) ||
-        ldap_set_option(c->ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF) ||
-        ldap_set_option(c->ld, LDAP_OPT_NETWORK_TIMEOUT, &tv) ||
-        ldap_set_option(c->ld, LDAP_OPT_TIMEOUT, &tv)) {
+    if (conn_set_options(c, &tv)) {
         yk_store_set_error(st, "cannot set LDAP options");
         yk_conn_drop(c);
         return YK_ERR_STORE_UNAVAILABLE;
+    }
+    if (cfg->starttls || uri_has_ldaps(uri)) {
+        ret = conn_tls_options(st, c, LDAP_OPT_X_TLS_DEMAND);
+        if (ret) {
+            yk_conn_drop(c);
+            return ret;
+        }
+        ret = conn_tls_connect(st, c, uri, &handshake);
+        if (ret && handshake)
+            ret = conn_tls_diagnose(st, c, uri);
+        if (ret) {
+            /* Never keep a handle whose TLS did not start: its next
+             * operation would connect in plain. */
+            yk_conn_drop(c);
+            return ret;
+        }
     }
 
     if (cfg->sasl_mech != NULL) {

@@ -11,7 +11,7 @@
 
 #include "store.h"
 
-#define YK_ERRBUF_LEN 256
+#define YK_ERRBUF_LEN 512
 
 /* What an LDAP operation was, for translating its result code. */
 enum yk_op_kind {

@@ -27,7 +27,18 @@
 #                          SASL EXTERNAL for the test's own uid mapped to
 #                          the KDC's DN
 #   YK_SLAPD_EXTRA_CONF    lines appended to slapd.conf after the main
-#                          database (e.g. "database monitor")
+#                          database (e.g. "database monitor", or the
+#                          TLS lines of yk_slapd_tls_conf)
+#   YK_SLAPD_EXTRA_URLS    more URLs for slapd -h (set before
+#                          yk_slapd_start), e.g. "ldaps://127.0.0.1:PORT/"
+#
+# TLS (tls.sh):
+#   yk_tls_pki DIR         a throwaway CA (ca.pem), a server certificate
+#                          for IP 127.0.0.1 and DNS localhost signed by it
+#                          (server.pem, serverkey.pem) and a second,
+#                          unrelated CA (other-ca.pem); skips without
+#                          openssl
+#   yk_slapd_tls_conf DIR  the slapd.conf lines serving DIR's certificate
 
 YK_SRCDIR=${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 YK_BUILDDIR=${top_builddir:-$(pwd)}
@@ -318,7 +329,7 @@ yk_slapd_start() {
             port=$((20000 + RANDOM % 40000))
             yk_port_busy "$port" && continue
         fi
-        urls="ldap://127.0.0.1:$port/"
+        urls="ldap://127.0.0.1:$port/ ${YK_SLAPD_EXTRA_URLS:-}"
         if [ "${YK_SLAPD_LDAPI:-0}" = 1 ]; then
             YK_LDAPI_URI="ldapi://$(printf '%s' "$dir/ldapi" |
                 sed 's|/|%2F|g')"
@@ -596,4 +607,64 @@ EOF
     YK_SLAPD_PORT=$saved_port YK_SLAPD_PID=$saved_pid YK_LDAP_URI=$saved_uri
     YK_SLAPD_LDAPI=$saved_ldapi
     [ "$port" != "$saved_port" ] || yk_fail "port clash"
+}
+
+# A throwaway PKI in DIR for TLS tests (see the top of this file): the CA
+# that signs the server's certificate, and another CA that does not.
+yk_tls_pki() {
+    local p=$1
+    command -v openssl >/dev/null 2>&1 ||
+        yk_skip "openssl not found (apt-get install openssl)"
+    mkdir -p "$p" || yk_fail "mkdir $p"
+    # Our own openssl config: the system's openssl.cnf adds nothing.
+    cat > "$p/tls.cnf" <<EOF
+[req]
+prompt = no
+distinguished_name = req_dn
+
+[req_dn]
+CN = unused
+
+[ca_cert]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign
+subjectKeyIdentifier = hash
+
+[server_cert]
+basicConstraints = CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid,issuer
+subjectAltName = IP:127.0.0.1,DNS:localhost
+EOF
+    (
+        set -e
+        cd "$p"
+        umask 077
+        openssl req -config tls.cnf -x509 -newkey rsa:2048 -nodes \
+            -keyout cakey.pem -extensions ca_cert -subj "/CN=LDAP test CA" \
+            -days 2 -out ca.pem
+        openssl req -config tls.cnf -x509 -newkey rsa:2048 -nodes \
+            -keyout other-cakey.pem -extensions ca_cert \
+            -subj "/CN=unrelated test CA" -days 2 -out other-ca.pem
+        openssl req -config tls.cnf -newkey rsa:2048 -nodes \
+            -keyout serverkey.pem -subj "/CN=127.0.0.1" -out server.req
+        openssl x509 -req -in server.req -CA ca.pem -CAkey cakey.pem \
+            -set_serial 2 -days 2 -extfile tls.cnf -extensions server_cert \
+            -out server.pem
+        chmod 644 ca.pem other-ca.pem server.pem
+    ) > "$p/openssl.log" 2>&1 ||
+        { cat "$p/openssl.log" >&2;
+          yk_fail "openssl could not make the TLS certificates"; }
+}
+
+# The slapd.conf lines that serve DIR's server certificate (yk_tls_pki),
+# for YK_SLAPD_EXTRA_CONF.
+yk_slapd_tls_conf() {
+    cat <<EOF
+TLSCACertificateFile $1/ca.pem
+TLSCertificateFile $1/server.pem
+TLSCertificateKeyFile $1/serverkey.pem
+EOF
 }
