@@ -21,6 +21,7 @@
 #    the later write's (syncrepl keeps the newer entry: no duplicate
 #    values are left), so the higher counter is lost and its OTP is
 #    accepted once more (then refused): the window of a split.
+# At start: a failover naming a list or the write server is refused.
 # Exit 0 pass, 1 fail, 77 skip (announced).
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -100,6 +101,22 @@ failovers() {
     grep -c "WRITE FAILOVER: realm $R: write provider $A unreachable" \
         "$YK_KDC2_LOG"
 }
+
+# A list, or the write server itself, as the failover: refused (ykadmin
+# runs the check the KDC runs at load).
+for bad in "$B $A" "$A"; do
+    sed "s|^\( *yubikey_ldap_write_failover_uri = \).*|\1$bad|" \
+        "$YK_KRB5_DIR/kdc.conf" > "$YK_TMP/bad-kdc.conf"
+    KRB5_KDC_PROFILE=$YK_TMP/bad-kdc.conf yk_ykadmin list \
+        > "$YK_TMP/bad.out" 2>&1 &&
+        yk_fail "ykadmin accepted yubikey_ldap_write_failover_uri = $bad"
+    grep -q "yubikey_ldap_write_failover_uri names" "$YK_TMP/bad.out" ||
+        { cat "$YK_TMP/bad.out" >&2;
+          yk_fail "no clear refusal of the failover \"$bad\""; }
+done
+yk_ok "a failover list, or the write server as its own failover, refused:" \
+    "$(sed -n 's/.*\(yubikey_ldap_write_failover_uri names[^(]*\).*/\1/p' \
+        "$YK_TMP/bad.out")"
 
 # --- a. A down, then back ------------------------------------------------
 expect 2 "$(yk_otp "$YK_TMP/rita.tok")" 0 " verdict=accepted "
