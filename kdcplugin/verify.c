@@ -221,6 +221,7 @@ realm_announce(const yk_realm *r)
     const yk_store_config *sc = &r->cfg.store;
     char keyring[YK_DETAIL_LEN], bind[YK_DETAIL_LEN];
     char why[YK_CONFIG_ERROR_LEN];
+    char failover[YK_DETAIL_LEN + 160];
 
     if (r->misconfigured) {
         yk_kdc_log("CONFIGURATION ERROR: realm %s: %s; YubiKey logins in "
@@ -251,11 +252,18 @@ realm_announce(const yk_realm *r)
         snprintf(bind, sizeof(bind), "DN %s", sc->bind_dn);
     else
         snprintf(bind, sizeof(bind), "anonymous");
+    if (sc->write_failover_uri != NULL)
+        snprintf(failover, sizeof(failover), "; write failover %s (while "
+                 "the write provider is unreachable, %d s at a time: an OTP "
+                 "not yet replicated there can be accepted once more)",
+                 sc->write_failover_uri, r->cfg.breaker_seconds);
+    else
+        failover[0] = '\0';
     yk_kdc_log("krb5-yubikey %s, realm %s: token directory %s, writes to "
                "%s, principals under %s%s, bind as %s%s%s%s; master keyring "
                "%s (%s); cache TTL %d s, LDAP timeout %d ms, circuit "
-               "breaker %d s%s", PACKAGE_VERSION, r->name, sc->uri,
-               sc->write_uri != NULL ? sc->write_uri : sc->uri,
+               "breaker %d s%s%s", PACKAGE_VERSION, r->name, sc->uri,
+               yk_config_write_target(sc),
                sc->kldap_realm_dn != NULL ? sc->kldap_realm_dn : sc->base,
                sc->kldap_realm_dn != NULL ? " (kldap realm container and "
                "its subtrees)" : "", bind, sc->starttls ? ", StartTLS" : "",
@@ -266,7 +274,7 @@ realm_announce(const yk_realm *r)
                keyring, r->cfg.cache_ttl, sc->timeout_ms > 0 ?
                sc->timeout_ms : YK_DEFAULT_TIMEOUT_MS,
                r->cfg.breaker_seconds, r->cfg.require_fast ?
-               ", FAST required" : "");
+               ", FAST required" : "", failover);
     /* Loud: the records and the bind password would cross the network
      * in clear. */
     if (yk_config_check_cleartext(sc, why, sizeof(why)))
@@ -468,9 +476,38 @@ store_failed(yk_realm *r, krb5_error_code ret, const char *op)
     }
 }
 
+/* Say loudly when the store moved the writes to the write failover, or
+ * back (store_conn.c): once per switch, after the operation.  A failover
+ * that took the write is no store failure: the breaker stays closed. */
+static void
+failover_report(yk_realm *r)
+{
+    const yk_store_config *sc = &r->cfg.store;
+    char why[YK_DETAIL_LEN];
+
+    switch (yk_store_failover_event(r->store, why, sizeof(why))) {
+    case YK_FAILOVER_ON:
+        yk_kdc_log("WRITE FAILOVER: realm %s: write provider %s "
+                   "unreachable (%s): swapping on %s for %d s; an OTP "
+                   "accepted on %s and not yet replicated to %s can be "
+                   "accepted once more", r->name, yk_config_write_target(sc),
+                   why, sc->write_failover_uri, sc->failover_hold_s,
+                   yk_config_write_target(sc), sc->write_failover_uri);
+        break;
+    case YK_FAILOVER_OFF:
+        yk_kdc_log("WRITE FAILOVER ended: realm %s: write provider %s "
+                   "reachable again, swapping on it (no longer on %s)",
+                   r->name, yk_config_write_target(sc),
+                   sc->write_failover_uri);
+        break;
+    default:
+        break;
+    }
+}
+
 /* Give r's store the time budget of one attempt (YK_BUDGET_FACTOR times
  * the per-operation timeout, for all its directory work together); 0
- * ends it. */
+ * ends it (and reports a write failover). */
 static void
 budget_set(yk_realm *r, int on)
 {
@@ -478,6 +515,8 @@ budget_set(yk_realm *r, int on)
         YK_DEFAULT_TIMEOUT_MS;
 
     yk_store_set_budget(r->store, on ? YK_BUDGET_FACTOR * ms : 0);
+    if (!on)
+        failover_report(r);
 }
 
 /* What a store failure ret was, in words for a verdict's detail (static

@@ -419,6 +419,9 @@ yk_config_load(profile_t profile, const char *realm, yk_config *cfg_out)
         ret = realm_string(profile, realm, "yubikey_ldap_write_uri",
                            &sc->write_uri);
     if (ret == 0)
+        ret = realm_string(profile, realm, "yubikey_ldap_write_failover_uri",
+                           &sc->write_failover_uri);
+    if (ret == 0)
         ret = realm_string(profile, realm, "yubikey_ldap_bind_dn",
                            &sc->bind_dn);
     if (ret == 0)
@@ -492,6 +495,7 @@ yk_config_load(profile_t profile, const char *realm, yk_config *cfg_out)
         goto cleanup;
     }
     cfg.breaker_seconds = ival;
+    sc->failover_hold_s = ival;
     ret = profile_get_boolean(profile, "realms", realm,
                               "yubikey_require_fast", 0, &cfg.require_fast);
     if (ret)
@@ -543,6 +547,8 @@ yk_store_config_copy(const yk_store_config *in, yk_store_config *out)
     if (ret == 0)
         ret = dup_opt(in->write_uri, &cp.write_uri);
     if (ret == 0)
+        ret = dup_opt(in->write_failover_uri, &cp.write_failover_uri);
+    if (ret == 0)
         ret = dup_opt(in->bind_dn, &cp.bind_dn);
     if (ret == 0)
         ret = dup_opt(in->password, &cp.password);
@@ -563,6 +569,7 @@ yk_store_config_copy(const yk_store_config *in, yk_store_config *out)
     cp.timeout_ms = in->timeout_ms;
     cp.uri_from_kldap = in->uri_from_kldap;
     cp.starttls = in->starttls;
+    cp.failover_hold_s = in->failover_hold_s;
     *out = cp;
     return 0;
 }
@@ -576,6 +583,7 @@ yk_store_config_clear(yk_store_config *sc)
         return;
     free(sc->uri);
     free(sc->write_uri);
+    free(sc->write_failover_uri);
     free(sc->bind_dn);
     yk_free_string_zap(sc->password);
     free(sc->sasl_mech);
@@ -621,6 +629,46 @@ count_uris(const char *list, size_t *first_len)
     return n;
 }
 
+/* The write failover's part of yk_config_check_write_target. */
+static krb5_error_code
+check_write_failover(const yk_store_config *sc, char *why, size_t len)
+{
+    const char *fo = sc->write_failover_uri, *target;
+    size_t n, first_len, tlen;
+
+    if (len > 0)
+        why[0] = '\0';
+    if (fo == NULL)
+        return 0;
+    n = count_uris(fo, &first_len);
+    if (n > 1) {
+        snprintf(why, len, "yubikey_ldap_write_failover_uri names %lu LDAP "
+                 "servers (%s), but it must name exactly one: the provider "
+                 "that takes the swaps while the write server is "
+                 "unreachable, e.g. yubikey_ldap_write_failover_uri = %.*s",
+                 (unsigned long)n, fo, (int)first_len,
+                 fo + strspn(fo, " \t,"));
+        return YK_ERR_CONFIG;
+    }
+    target = yk_config_write_target(sc);
+    if (n == 0 || target == NULL) {
+        snprintf(why, len, "yubikey_ldap_write_failover_uri is set (\"%s\") "
+                 "but %s", fo, n == 0 ? "names no server" :
+                 "there is no write server to fail over from");
+        return YK_ERR_CONFIG;
+    }
+    tlen = strcspn(target + strspn(target, " \t,"), " \t,");
+    if (tlen == first_len &&
+        strncmp(target + strspn(target, " \t,"), fo + strspn(fo, " \t,"),
+                tlen) == 0) {
+        snprintf(why, len, "yubikey_ldap_write_failover_uri names the write "
+                 "server itself (%.*s): name the second provider",
+                 (int)first_len, fo + strspn(fo, " \t,"));
+        return YK_ERR_CONFIG;
+    }
+    return 0;
+}
+
 const char *
 yk_config_write_target(const yk_store_config *sc)
 {
@@ -637,10 +685,10 @@ yk_config_check_write_target(const yk_store_config *sc, char *why,
     if (len > 0)
         why[0] = '\0';
     if (target == NULL)
-        return 0;
+        return check_write_failover(sc, why, len);
     n = count_uris(target, &first_len);
     if (n <= 1)
-        return 0;
+        return check_write_failover(sc, why, len);
     if (sc->write_uri != NULL)
         from = "yubikey_ldap_write_uri";
     else if (sc->uri_from_kldap)

@@ -16,6 +16,12 @@
 typedef struct {
     char *uri;              /* read server(s), space separated */
     char *write_uri;        /* the compare-and-swap server; NULL = uri */
+    char *write_failover_uri; /* the second, ordered write server, taken
+                             * only while the first is unreachable;
+                             * NULL = none (fail closed) */
+    int failover_hold_s;    /* seconds a failover connection is kept
+                             * before the first is tried again (the
+                             * breaker time) */
     int uri_from_kldap;     /* uri is kldap's ldap_servers (default) */
     char *bind_dn;          /* simple bind DN; NULL = anonymous or SASL */
     char *password;         /* secret (from the password file): wiped */
@@ -53,8 +59,10 @@ krb5_error_code yk_config_load(profile_t profile, const char *realm,
  * write_uri, else uri (NULL when neither is set). */
 const char *yk_config_write_target(const yk_store_config *sc);
 
-/* 0 when the write target names at most one server; else YK_ERR_CONFIG
- * and, in why (len bytes), what is wrong and what to set. */
+/* 0 when the write target names at most one server and the write
+ * failover (yubikey_ldap_write_failover_uri) is unset or names one other
+ * server; else YK_ERR_CONFIG and, in why (len bytes), what is wrong and
+ * what to set. */
 krb5_error_code yk_config_check_write_target(const yk_store_config *sc,
                                              char *why, size_t len);
 

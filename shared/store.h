@@ -73,6 +73,17 @@ void yk_store_set_budget(yk_store *st, int budget_ms);
  * call on st. */
 int yk_store_bind_refused(const yk_store *st);
 
+/* What happened to st's write connection since the last call, for the
+ * caller's log (the store does not log): YK_FAILOVER_NONE, or
+ * YK_FAILOVER_ON (the write server was unreachable, why into why: the
+ * write connection was opened on yubikey_ldap_write_failover_uri), or
+ * YK_FAILOVER_OFF (the write server took the writes back).  Reported
+ * once. */
+#define YK_FAILOVER_NONE 0
+#define YK_FAILOVER_ON 1
+#define YK_FAILOVER_OFF 2
+int yk_store_failover_event(yk_store *st, char *why, size_t len);
+
 /* Ask the write server whether it is replicated (store_probe.c): a
  * warning for the log into report (len bytes), "" when there is nothing
  * to say or nothing could be read.  Opens the write connection: call

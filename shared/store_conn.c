@@ -40,6 +40,15 @@
  * what to check; else it stays an outage.  The diagnostic connection is
  * closed at once; nothing but the handshake and an unbind goes over it.
  *
+ * Write failover (cfg->write_failover_uri, off by default): when the
+ * write connection must be opened and the write server is unreachable
+ * (connect, name resolution or timeout; not a refused bind, which is a
+ * configuration error), it is opened on the failover instead, within the
+ * same budget, and kept there cfg->failover_hold_s seconds at most (the
+ * breaker time): the next write after that tries the write server again.
+ * Each switch, and each return, is reported once to the caller
+ * (yk_store_failover_event), which logs it.
+ *
  * LDAP result codes are translated here, once (yk_ldap_error).
  */
 
@@ -727,6 +736,58 @@ resolve_bounded(yk_store *st, yk_conn *c, const char *uri)
     return ret;
 }
 
+/* Open c on uri: its name resolved within the budget, then connected
+ * and bound. */
+static krb5_error_code
+conn_resolve_open(yk_store *st, yk_conn *c, const char *uri)
+{
+    krb5_error_code ret;
+
+    ret = resolve_bounded(st, c, uri);
+    if (ret == 0)
+        ret = conn_open(st, c, uri);
+    return ret;
+}
+
+/* Open the write connection: on the write server, or, when it is
+ * unreachable (not when it refuses the bind) and a failover is set, on
+ * the failover, which is kept failover_hold_s seconds at most so that the
+ * write server is tried again soon.  Switches are noted for
+ * yk_store_failover_event. */
+static krb5_error_code
+conn_open_write(yk_store *st, yk_conn *c, const char *uri)
+{
+    krb5_error_code ret;
+    const char *fo = st->cfg.write_failover_uri;
+    char fo_err[YK_ERRBUF_LEN];
+
+    st->wr_failover = 0;
+    ret = conn_resolve_open(st, c, uri);
+    if (ret == 0) {
+        if (st->wr_was_failover)
+            st->failover_event = YK_FAILOVER_OFF;
+        st->wr_was_failover = 0;
+        return 0;
+    }
+    if (fo == NULL ||
+        (ret != YK_ERR_STORE_UNAVAILABLE && ret != YK_ERR_STORE_TIMEOUT))
+        return ret;
+    snprintf(st->failover_why, sizeof(st->failover_why), "%s: %.200s",
+             yk_strerror(ret), st->errbuf);
+    ret = conn_resolve_open(st, c, fo);
+    if (ret) {
+        snprintf(fo_err, sizeof(fo_err), "%s", st->errbuf);
+        yk_store_set_error(st, "write server %s: %s; write failover %s: "
+                           "%s", uri, st->failover_why, fo, fo_err);
+        return ret;
+    }
+    st->wr_failover = 1;
+    st->wr_failover_ms = yk_mono_ms();
+    st->wr_was_failover = 1;
+    st->failover_event = YK_FAILOVER_ON;
+    return 0;
+}
+
 /* A usable handle for c (read or write side), connecting if needed. */
 krb5_error_code
 yk_conn_get(yk_store *st, int write, yk_conn **c_out)
@@ -739,15 +800,35 @@ yk_conn_get(yk_store *st, int write, yk_conn **c_out)
         uri = st->cfg.write_uri;
     if (c->ld != NULL && (c->pid != getpid() || !yk_conn_alive(c)))
         yk_conn_drop(c);
+    /* Back to the write server once the failover had its time. */
+    if (write && c->ld != NULL && st->wr_failover &&
+        yk_mono_ms() - st->wr_failover_ms >=
+        (int64_t)st->cfg.failover_hold_s * 1000)
+        yk_conn_drop(c);
     if (c->ld == NULL) {
-        ret = resolve_bounded(st, c, uri);
-        if (ret == 0)
-            ret = conn_open(st, c, uri);
+        ret = write ? conn_open_write(st, c, uri) :
+            conn_resolve_open(st, c, uri);
         if (ret)
             return ret;
     }
     *c_out = c;
     return 0;
+}
+
+/* What happened to the write connection since the last call. */
+int
+yk_store_failover_event(yk_store *st, char *why, size_t len)
+{
+    int ev;
+
+    if (st == NULL)
+        return YK_FAILOVER_NONE;
+    ev = st->failover_event;
+    st->failover_event = YK_FAILOVER_NONE;
+    if (len > 0)
+        snprintf(why, len, "%s", ev == YK_FAILOVER_ON ? st->failover_why :
+                 "");
+    return ev;
 }
 
 /* Wait for the whole result of msgid on c, at most the timeout; on a

@@ -44,6 +44,12 @@ struct yk_store {
     int64_t deadline_ms;         /* the caller's budget ends (monotonic
                                   * ms), 0 = no budget */
     int bind_refused;            /* the last failure was a refused bind */
+    int wr_failover;             /* wr is open on write_failover_uri */
+    int64_t wr_failover_ms;      /* ... since then (monotonic ms) */
+    int wr_was_failover;         /* the last write connection opened was
+                                  * the failover's */
+    int failover_event;          /* YK_FAILOVER_*, not yet reported */
+    char failover_why[YK_ERRBUF_LEN]; /* why the write server failed */
     char errbuf[YK_ERRBUF_LEN];  /* the last LDAP error, for logs */
 };
 
