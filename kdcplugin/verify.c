@@ -1112,6 +1112,9 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
     yk_state_rec next;
     yk_verify_out refusal;
     int fresh = 0, swaps = 0, pw_checked = 0, confirming = 0;
+    /* Mode 1 checked the password before this: an outage answered now
+     * would tell a right password apart (keep_refusal). */
+    int password_first = mode == YK_MODE_2FA && pw == NULL;
 
     memset(&next, 0, sizeof(next));
     memset(&refusal, 0, sizeof(refusal));
@@ -1161,7 +1164,7 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
                 break;
             }
         } else if (out->verdict == YK_V_BACKEND) {
-            if (confirming)
+            if (confirming && password_first)
                 keep_refusal(out, &refusal);
             break;
         } else if (fresh || (!confirm_always(out->verdict) &&
@@ -1180,7 +1183,7 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
         if (confirming)
             refusal = *out;
         if (!record_read(r, in, 1, rec, out)) {
-            if (confirming)
+            if (confirming && password_first)
                 keep_refusal(out, &refusal);
             break;
         }

@@ -799,6 +799,7 @@ yk_config_check_cleartext(const yk_store_config *sc, char *why, size_t len)
         return 0;
     cleartext_hosts(sc->uri, hosts, sizeof(hosts), &n);
     cleartext_hosts(sc->write_uri, hosts, sizeof(hosts), &n);
+    cleartext_hosts(sc->write_failover_uri, hosts, sizeof(hosts), &n);
     if (n == 0)
         return 0;
     snprintf(why, len, "ldap:// to %s without TLS: token records (the "

@@ -624,8 +624,10 @@ host_is_literal(const char *host)
 /* Before a connection is opened: resolve the host names of uri within
  * the operation's time (what is left of the budget), so that a resolver
  * that does not answer cannot stall a KDC worker: libldap's own lookup
- * has no bound.  When one host resolves, libldap's lookup right after
- * finds what the resolver just answered.  IP literals and ldapi:// are
+ * has no bound.  Every host of a list must resolve (libldap tries them
+ * in order, and would look up a failed one again without a bound); its
+ * own lookup right after then asks a resolver that just answered (fast
+ * with a caching resolver; glibc alone keeps no cache).  IP literals and ldapi:// are
  * not looked up, nor anything while st->no_threads is set (the KDC's
  * start, before it forks: the asynchronous lookup runs in a thread).  A
  * lookup that does not finish is abandoned to its thread (its request is
@@ -647,12 +649,13 @@ resolve_bounded(yk_store *st, yk_conn *c, const char *uri)
     struct timespec ts;
     char failed[YK_URI_MAX] = "?";
     int rc, cancel, names = 0, resolved = 0, timed_out = 0, why = 0;
+    int bad = 0;                     /* a name did not resolve: stop */
 
     if (st->no_threads)
         return 0;
     /* The list as ldap_initialize reads it: separated by spaces or
      * commas.  A URI that does not parse is left to conn_open. */
-    for (; *p != '\0' && !resolved; p += len) {
+    for (; *p != '\0' && ret == 0 && !bad; p += len) {
         p += strspn(p, " \t,");
         len = strcspn(p, " \t,");
         ldap_free_urldesc(u);
@@ -686,6 +689,7 @@ resolve_bounded(yk_store *st, yk_conn *c, const char *uri)
             free((char *)req->ar_name);
             free(lk);
             snprintf(failed, sizeof(failed), "%s", u->lud_host);
+            bad = 1;
             continue;
         }
         ts.tv_sec = tv.tv_sec;
@@ -702,21 +706,23 @@ resolve_bounded(yk_store *st, yk_conn *c, const char *uri)
                 /* Still running in its thread: leave it the request. */
                 timed_out = 1;
                 snprintf(failed, sizeof(failed), "%s", u->lud_host);
+                bad = 1;
                 continue;
             }
         }
         if (rc == 0) {
-            resolved = 1;
+            resolved++;
             freeaddrinfo(req->ar_result);
         } else {
             snprintf(failed, sizeof(failed), "%s", u->lud_host);
+            bad = 1;
             why = rc;
             timed_out |= rc == EAI_INPROGRESS || rc == EAI_CANCELED;
         }
         free((char *)req->ar_name);
         free(lk);
     }
-    if (ret == 0 && names > 0 && !resolved) {
+    if (ret == 0 && names > 0 && resolved < names) {
         if (timed_out) {
             yk_store_set_error(st, "connect to %s server: the name %s was "
                                "not resolved within %ld ms",
