@@ -897,7 +897,6 @@ modify_entry(yk_store *st, const char *dn, modlist *ml,
     krb5_error_code ret;
     yk_conn *c = NULL;
     struct timeval tv;
-    LDAPMessage *res = NULL;
     LDAPControl *ctrl = NULL, *ctrls[2] = { NULL, NULL };
     int rc, msgid;
 
@@ -918,12 +917,7 @@ modify_entry(yk_store *st, const char *dn, modlist *ml,
     rc = ldap_modify_ext(c->ld, dn, ml->mods, ctrl != NULL ? ctrls : NULL,
                          NULL, &msgid);
     ldap_control_free(ctrl);
-    if (rc != LDAP_SUCCESS)
-        return yk_conn_fail(st, c, "modify", rc, NULL, kind);
-    ret = yk_conn_wait(st, c, msgid, "modify", kind, &res);
-    if (ret)
-        return ret;
-    return yk_conn_check_result(st, c, res, "modify", kind);
+    return yk_conn_finish(st, c, rc, msgid, "modify", kind);
 }
 
 /* modify_entry with SIGPIPE blocked, without an assertion. */

@@ -305,21 +305,31 @@ yk_conn_fail(yk_store *st, yk_conn *c, const char *what, int rc,
 static krb5_error_code
 conn_simple_bind(yk_store *st, yk_conn *c)
 {
-    krb5_error_code ret;
     struct berval cred;
-    LDAPMessage *res = NULL;
     int rc, msgid;
 
     cred.bv_val = st->cfg.password;
     cred.bv_len = strlen(st->cfg.password);
     rc = ldap_sasl_bind(c->ld, st->cfg.bind_dn, LDAP_SASL_SIMPLE, &cred,
                         NULL, NULL, &msgid);
+    return yk_conn_finish(st, c, rc, msgid, "bind", YK_OP_READ);
+}
+
+/* The end of an operation sent without waiting (rc: what sending it
+ * returned, msgid its id): its result awaited and checked. */
+krb5_error_code
+yk_conn_finish(yk_store *st, yk_conn *c, int rc, int msgid,
+               const char *what, enum yk_op_kind kind)
+{
+    krb5_error_code ret;
+    LDAPMessage *res = NULL;
+
     if (rc != LDAP_SUCCESS)
-        return yk_conn_fail(st, c, "bind", rc, NULL, YK_OP_READ);
-    ret = yk_conn_wait(st, c, msgid, "bind", YK_OP_READ, &res);
+        return yk_conn_fail(st, c, what, rc, NULL, kind);
+    ret = yk_conn_wait(st, c, msgid, what, kind, &res);
     if (ret)
         return ret;
-    return yk_conn_check_result(st, c, res, "bind", YK_OP_READ);
+    return yk_conn_check_result(st, c, res, what, kind);
 }
 
 /* Whether uri (a list) names an ldaps:// server. */

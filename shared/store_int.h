@@ -102,4 +102,10 @@ krb5_error_code yk_conn_check_result(yk_store *st, yk_conn *c,
                                      LDAPMessage *res, const char *what,
                                      enum yk_op_kind kind);
 
+/* The result of an operation sent (rc: what sending returned, msgid its
+ * id), awaited and checked: yk_conn_fail, yk_conn_wait and
+ * yk_conn_check_result in one. */
+krb5_error_code yk_conn_finish(yk_store *st, yk_conn *c, int rc, int msgid,
+                               const char *what, enum yk_op_kind kind);
+
 #endif /* YK_STORE_INT_H */

@@ -609,15 +609,19 @@ EOF
     [ "$port" != "$saved_port" ] || yk_fail "port clash"
 }
 
-# A throwaway PKI in DIR for TLS tests (see the top of this file): the CA
-# that signs the server's certificate, and another CA that does not.
-yk_tls_pki() {
-    local p=$1
+# yk_pki_issue DIR LEAF_EXT LEAF_NAME CA_SUBJECT LEAF_SUBJECT < SECTIONS:
+# a throwaway CA in DIR (ca.pem, cakey.pem) and a certificate it signs,
+# LEAF_NAME.pem (key LEAF_NAMEkey.pem), with the extensions section
+# LEAF_EXT of SECTIONS (the leaf's openssl config sections, on standard
+# input).  Our own openssl config (DIR/pki.cnf): the system's adds
+# nothing.  Fails the test (openssl's words in DIR/openssl.log).
+yk_pki_issue() {
+    local p=$1 ext=$2 leaf=$3 ca_subj=$4 leaf_subj=$5
     command -v openssl >/dev/null 2>&1 ||
         yk_skip "openssl not found (apt-get install openssl)"
     mkdir -p "$p" || yk_fail "mkdir $p"
-    # Our own openssl config: the system's openssl.cnf adds nothing.
-    cat > "$p/tls.cnf" <<EOF
+    {
+        cat <<EOF
 [req]
 prompt = no
 distinguished_name = req_dn
@@ -630,6 +634,34 @@ basicConstraints = critical,CA:TRUE
 keyUsage = critical,keyCertSign,cRLSign
 subjectKeyIdentifier = hash
 
+EOF
+        cat
+    } > "$p/pki.cnf"
+    (
+        set -e
+        cd "$p"
+        umask 077
+        openssl req -config pki.cnf -x509 -newkey rsa:2048 -nodes \
+            -keyout cakey.pem -extensions ca_cert -subj "$ca_subj" \
+            -days 2 -out ca.pem
+        openssl req -config pki.cnf -newkey rsa:2048 -nodes \
+            -keyout "${leaf}key.pem" -subj "$leaf_subj" -out "$leaf.req"
+        openssl x509 -req -in "$leaf.req" -CA ca.pem -CAkey cakey.pem \
+            -set_serial 2 -days 2 -extfile pki.cnf -extensions "$ext" \
+            -out "$leaf.pem"
+        chmod 644 ca.pem "$leaf.pem"
+    ) >> "$p/openssl.log" 2>&1 ||
+        { cat "$p/openssl.log" >&2;
+          yk_fail "openssl could not make the certificates in $p"; }
+}
+
+# A throwaway PKI in DIR for TLS tests (see the top of this file): the CA
+# that signs the server's certificate (server.pem, serverkey.pem, for
+# 127.0.0.1 and localhost), and another CA that does not (other-ca.pem).
+yk_tls_pki() {
+    local p=$1
+    yk_pki_issue "$p" server_cert server "/CN=LDAP test CA" "/CN=127.0.0.1" \
+        <<EOF
 [server_cert]
 basicConstraints = CA:FALSE
 keyUsage = critical,digitalSignature,keyEncipherment
@@ -638,25 +670,12 @@ subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid,issuer
 subjectAltName = IP:127.0.0.1,DNS:localhost
 EOF
-    (
-        set -e
-        cd "$p"
-        umask 077
-        openssl req -config tls.cnf -x509 -newkey rsa:2048 -nodes \
-            -keyout cakey.pem -extensions ca_cert -subj "/CN=LDAP test CA" \
-            -days 2 -out ca.pem
-        openssl req -config tls.cnf -x509 -newkey rsa:2048 -nodes \
-            -keyout other-cakey.pem -extensions ca_cert \
-            -subj "/CN=unrelated test CA" -days 2 -out other-ca.pem
-        openssl req -config tls.cnf -newkey rsa:2048 -nodes \
-            -keyout serverkey.pem -subj "/CN=127.0.0.1" -out server.req
-        openssl x509 -req -in server.req -CA ca.pem -CAkey cakey.pem \
-            -set_serial 2 -days 2 -extfile tls.cnf -extensions server_cert \
-            -out server.pem
-        chmod 644 ca.pem other-ca.pem server.pem
-    ) > "$p/openssl.log" 2>&1 ||
-        { cat "$p/openssl.log" >&2;
-          yk_fail "openssl could not make the TLS certificates"; }
+    (cd "$p" && umask 077 &&
+     openssl req -config pki.cnf -x509 -newkey rsa:2048 -nodes \
+        -keyout other-cakey.pem -extensions ca_cert \
+        -subj "/CN=unrelated test CA" -days 2 -out other-ca.pem &&
+     chmod 644 other-ca.pem) >> "$p/openssl.log" 2>&1 ||
+        { cat "$p/openssl.log" >&2; yk_fail "openssl: the other CA"; }
 }
 
 # The slapd.conf lines that serve DIR's server certificate (yk_tls_pki),

@@ -74,15 +74,6 @@ stored_counter() {
     printf '%s\n' "$v" | sed -n 's/.* ctr=\([0-9]*\) .*/\1/p'
 }
 
-# The counter of the last OTP the emulated token FILE made (usage counter
-# and the next session counter are in its state file).
-last_counter() {
-    local usage session
-    usage=$(sed -n 's/^usage //p' "$1")
-    session=$(sed -n 's/^session //p' "$1")
-    echo $(((usage << 8) | (session - 1)))
-}
-
 # NAME logs in LOGINS times with the test client, alternating the KDCs;
 # one exit code per line in $YK_TMP/NAME.rcs.
 user_logins() {
@@ -118,7 +109,7 @@ for u in "${USERS[@]}"; do
     acc=$(attempts "$u" | grep -c 'verdict=accepted')
     [ "$n" -eq "$LOGINS" ] && [ "$acc" -eq "$LOGINS" ] ||
         yk_fail "$u: $acc accepted of $n log lines for $LOGINS logins"
-    last=$(last_counter "$YK_TMP/$u.tok")
+    last=$(yk_emu_last_counter "$YK_TMP/$u.tok")
     high=$(attempts "$u" | sed -n 's/.* counter=\([0-9]*\) .*/\1/p' |
         sort -n | tail -1)
     ctr=$(stored_counter "$u")
@@ -154,7 +145,7 @@ echo "KDCs restarted with YK_TEST_CAS_DELAY_MS=$DELAY_MS, yubikey_cache_ttl 0"
 pubid=$("$YK_YKEMU_BIN" --public-id "$YK_TMP/rita.tok")
 for round in $(seq "$ROUNDS"); do
     otp=$(yk_otp "$YK_TMP/rita.tok")
-    ctr=$(last_counter "$YK_TMP/rita.tok")
+    ctr=$(yk_emu_last_counter "$YK_TMP/rita.tok")
     m0=$(modifies)
     pids=()
     t0=$(yk_ms)

@@ -126,7 +126,7 @@ yk_realm_free_port() {
 #                        id-pkinit-KPKdc (1.3.6.1.5.2.3.5) and the SAN
 #                        id-pkinit-san (1.3.6.1.5.2.2) holding the
 #                        KRB5PrincipalName krbtgt/REALM@REALM (what MIT's
-#                        client checks by default); see pkinit.cnf there
+#                        client checks by default); see pki.cnf there
 # and adds the principal WELLKNOWN/ANONYMOUS (-randkey; no LDAP entry).
 # Then these relations go into the realm's section:
 #   kdc.conf   pkinit_identity = FILE:kdc.pem,kdckey.pem
@@ -514,26 +514,11 @@ yk_realm_pkinit_setup() {
     local p=$YK_TMP/pki dir
     [ -n "$YK_KRB5_DIR" ] || yk_fail "yk_realm_pkinit_setup: no realm yet"
     [ -z "$YK_KDC_PID" ] || yk_fail "yk_realm_pkinit_setup after yk_kdc_start"
-    command -v openssl >/dev/null 2>&1 ||
-        yk_skip "openssl not found (apt-get install openssl)"
     dir=$(yk_krb5_preauth_dir) || yk_fail "cannot locate libkrb5 of kinit"
     [ -f "$dir/pkinit.so" ] ||
         yk_skip "$dir/pkinit.so missing (apt-get install krb5-pkinit)"
-    mkdir -p "$p" || yk_fail "mkdir $p"
-    # Our own openssl config: the system's openssl.cnf adds nothing.
-    cat > "$p/pkinit.cnf" <<EOF
-[req]
-prompt = no
-distinguished_name = req_dn
-
-[req_dn]
-CN = unused
-
-[ca_cert]
-basicConstraints = critical,CA:TRUE
-keyUsage = critical,keyCertSign,cRLSign
-subjectKeyIdentifier = hash
-
+    yk_pki_issue "$p" kdc_cert kdc "/CN=$YK_REALM test CA" \
+        "/CN=kdc.$YK_REALM" <<EOF
 [kdc_cert]
 basicConstraints = CA:FALSE
 keyUsage = nonRepudiation,digitalSignature,keyEncipherment,keyAgreement
@@ -554,24 +539,6 @@ name_string = EXP:1,SEQUENCE:kdc_principals
 princ1 = GENERALSTRING:krbtgt
 princ2 = GENERALSTRING:$YK_REALM
 EOF
-    (
-        set -e
-        cd "$p"
-        umask 077
-        openssl genrsa -out cakey.pem 2048
-        openssl req -config pkinit.cnf -key cakey.pem -new -x509 \
-            -extensions ca_cert -subj "/CN=$YK_REALM test CA" -days 2 \
-            -out ca.pem
-        openssl genrsa -out kdckey.pem 2048
-        openssl req -config pkinit.cnf -key kdckey.pem -new \
-            -subj "/CN=kdc.$YK_REALM" -out kdc.req
-        openssl x509 -req -in kdc.req -CA ca.pem -CAkey cakey.pem \
-            -set_serial 2 -days 2 -extfile pkinit.cnf -extensions kdc_cert \
-            -out kdc.pem
-        chmod 644 ca.pem kdc.pem
-    ) > "$YK_KRB5_DIR/openssl.log" 2>&1 ||
-        { cat "$YK_KRB5_DIR/openssl.log" >&2;
-          yk_fail "openssl could not make the PKINIT certificates"; }
     # Not a service, but the same: a random key, no token entry.
     yk_realm_service WELLKNOWN/ANONYMOUS
     YK_PKI_DIR=$p
