@@ -178,6 +178,10 @@ sssd_files() {
     printf 'auth     required   pam_sss.so\naccount  required   pam_sss.so\n' \
         > "$S/pam.d/yk-sssd"
     cp "$YK_KRB5_CONF_STOCK" "$S/krb5.conf" || yk_fail "cp krb5.conf"
+    # The namespace puts $S/tmp over /tmp, which hides $YK_TMP (under
+    # /tmp unless TMPDIR says otherwise): the keytab goes into /etc/sssd.
+    (umask 077; cp "$YK_KRB5_DIR/armor.keytab" "$S/etc/armor.keytab") ||
+        yk_fail "cp armor.keytab"
     (umask 077; sssd_conf > "$S/etc/sssd.conf") || yk_fail "sssd.conf"
 }
 
@@ -202,7 +206,7 @@ krb5_server = 127.0.0.1:$YK_KDC_PORT
 krb5_realm = $R
 krb5_use_fast = demand
 krb5_fast_principal = host/armor.example.com@$R
-krb5_keytab = $YK_KRB5_DIR/armor.keytab
+krb5_keytab = /etc/sssd/armor.keytab
 krb5_validate = false
 
 [prompting/2fa]
@@ -225,12 +229,13 @@ sssd_start() {
         mount --bind "$S/log" /var/log/sssd
         mount --bind "$S/etc" /etc/sssd
         mount --bind "$S/run" /run
-        mount --bind "$S/tmp" /tmp
         mount --bind "$S/pam.d" /etc/pam.d
         mount --bind "$S/passwd" /etc/passwd
         mount --bind "$S/group" /etc/group
         mount --bind "$S/nsswitch.conf" /etc/nsswitch.conf
         mount --bind "$S/krb5.conf" /etc/krb5.conf
+        # Last: $S itself may live under /tmp.
+        mount --bind "$S/tmp" /tmp
         exec /usr/sbin/sssd -i -c /etc/sssd/sssd.conf --logger=stderr \
             -d 0x3ff0' sssd-ns "$S" > "$S/sssd.out" 2>&1 &
     SSSD_PID=$!
