@@ -562,14 +562,15 @@ yk_anon_armor_ccache() {
 
 # yk_stock_client ANON HOST: export KRB5_CONFIG=$YK_KRB5_CONF_STOCK (a
 # stock host's krb5.conf, checked to name nothing of ours) and make two
-# FAST armor ccaches: ANON from anonymous PKINIT (yk_realm_pkinit_setup),
-# HOST from the keytab of a host principal.  After yk_kdc_start.
+# FAST armor ccaches with it: ANON from anonymous PKINIT
+# (yk_realm_pkinit_setup), HOST from the keytab of a host principal.
+# After yk_kdc_start.
 yk_stock_client() {
     export KRB5_CONFIG=$YK_KRB5_CONF_STOCK
     grep -qi 'yubikey\|plugins' "$KRB5_CONFIG" &&
         yk_fail "the stock krb5.conf names something of ours"
     yk_anon_armor_ccache "$1"
-    KRB5_CONFIG=$YK_KRB5_CONF yk_armor_ccache "$2"
+    yk_armor_ccache "$2"          # kinit -k with the stock krb5.conf
 }
 
 # yk_stock_kinit NAME ARMOR VALUE: stock kinit -T ARMOR for NAME@REALM

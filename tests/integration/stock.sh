@@ -18,6 +18,7 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 R=$YK_REALM
 WEB=HTTP/web.example.com        # require_auth yubikey-2fa
+ANY=HTTP/any.example.com        # require_auth yubikey (one factor will do)
 
 yk_realm_setup
 ANON=$YK_TMP/anon.cc HOST=$YK_TMP/host.cc     # after yk_init made YK_TMP
@@ -27,6 +28,7 @@ yk_realm_addprinc bob bob-pw
 yk_realm_addprinc erin erin-pw
 yk_realm_addprinc hw hw-pw +requires_hwauth
 yk_realm_service "$WEB" yubikey-2fa
+yk_realm_service "$ANY" yubikey
 yk_realm_enroll alice "$YK_TMP/alice.tok"
 yk_realm_enroll bob "$YK_TMP/bob.tok"
 yk_realm_enroll erin "$YK_TMP/erin.tok"
@@ -67,6 +69,11 @@ for armor in "$ANON" "$HOST"; do
 
     stock alice "$armor" "alice-pw$otp" &&
         yk_fail "alice: a replayed OTP was accepted"
+    expect_log alice "verdict=refused reason=replay"
+    # A replayed OTP with a wrong password: refused on the OTP, so the
+    # password (PBKDF2) is never tried for it.
+    stock alice "$armor" "wrong-pw$otp" &&
+        yk_fail "alice: a replayed OTP with a wrong password was accepted"
     expect_log alice "verdict=refused reason=replay"
     otp2=$(yk_otp "$YK_TMP/alice.tok")
     stock alice "$armor" "wrong-pw$otp2" &&
@@ -114,13 +121,16 @@ for armor in "$ANON" "$HOST"; do
         { cat "$YK_TMP/kinit.out" >&2; yk_fail "erin (policy otp): the" \
             "OTP alone refused"; }
     expect_log erin "mode=otp verdict=accepted"
+    yk_expect_strong_tgt "erin ($what armor, OTP alone)" \
+        "$YK_TMP/erin.cc" "$ANY"
     KRB5CCNAME=$YK_TMP/erin.cc kvno "$WEB" > "$YK_TMP/kvno.out" 2>&1 &&
         yk_fail "erin's OTP-alone TGT got a ticket for $WEB (yubikey-2fa)"
     stock hw "$armor" "hw-pw$(yk_otp "$YK_TMP/hw.tok")" ||
         { cat "$YK_TMP/kinit.out" >&2; yk_fail "hw (+requires_hwauth):" \
             "password + OTP refused"; }
     expect_log hw "mode=2fa verdict=accepted"
-    yk_ok "stock kinit, $what armor: policy otp with the OTP alone;" \
+    yk_ok "stock kinit, $what armor: policy otp with the OTP alone ->" \
+        "TGT flagged H, $ANY (yubikey) issued, $WEB refused;" \
         "+requires_hwauth served"
 done
 
