@@ -8,8 +8,9 @@
 # (policy otp); replays, an older OTP, a wrong password and the OTP alone
 # under 2fa (the OTP is not burned), a password alone, bob's OTP for
 # alice: all refused (more bad input: stock-bad.sh); unarmored requests
-# get no challenge and return at once.  Both armors: anonymous PKINIT and
-# a host keytab.
+# get no challenge and return at once; a wrong password counts toward
+# lockout once, an outage (slapd stopped) is DISCARDed and counts
+# nothing.  Both armors: anonymous PKINIT and a host keytab.
 # Exit 0 pass, 1 fail, 77 skip (announced).
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -19,6 +20,10 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 R=$YK_REALM
 WEB=HTTP/web.example.com        # require_auth yubikey-2fa
 ANY=HTTP/any.example.com        # require_auth yubikey (one factor will do)
+
+# The KDC's UDP on another port: a DISCARD (no reply) then costs the
+# client no UDP wait (libkrb5 1.20 waits ~17 s otherwise; outage.sh).
+YK_KDC_UDP_PORT=$(yk_realm_free_port) || yk_fail "no free port"
 
 yk_realm_setup
 ANON=$YK_TMP/anon.cc HOST=$YK_TMP/host.cc     # after yk_init made YK_TMP
@@ -170,6 +175,44 @@ grep -q "PA-OTP-CHALLENGE (141)" "$YK_TMP/trace" &&
     yk_fail "an unarmored request got a PA-OTP-CHALLENGE"
 [ "$ms" -lt 5000 ] || yk_fail "the unarmored kinit took $ms ms"
 yk_ok "unarmored stock kinit: no challenge, refused in $ms ms"
+
+# Lockout and outages on the RFC 6560 path, as on ours: a wrong password
+# with a good OTP counts once; with slapd stopped a stock login is
+# DISCARDed (no reply, nothing counted) and a password login still works.
+failures() {
+    kadmin.local -r "$R" getprinc "$1" 2>/dev/null |
+        sed -n 's/^Failed password attempts: //p'
+}
+kadmin.local -r "$R" addpol -maxfailure 5 -failurecountinterval 0 \
+    -lockoutduration 0 lock5 > "$YK_KRB5_DIR/kadmin.out" 2>&1 &&
+    kadmin.local -r "$R" modprinc -policy lock5 "alice@$R" \
+        >> "$YK_KRB5_DIR/kadmin.out" 2>&1 ||
+    { cat "$YK_KRB5_DIR/kadmin.out" >&2; yk_fail "lockout policy"; }
+# (The count includes the loop's wrong passwords: a success resets it
+# only for +requires_preauth principals.)
+before=$(failures alice)
+stock alice "$ANON" "wrong-pw$(yk_otp "$YK_TMP/alice.tok")" &&
+    yk_fail "alice: a wrong password was accepted"
+expect_log alice "verdict=refused reason=wrong password"
+count=$((before + 1))
+[ "$(failures alice)" = "$count" ] ||
+    yk_fail "alice: $before -> $(failures alice) failures for one wrong" \
+        "password"
+yk_slapd_stop
+stock alice "$ANON" "alice-pw$(yk_otp "$YK_TMP/alice.tok")" &&
+    yk_fail "alice: a stock OTP login was accepted with slapd stopped"
+grep -q 'Cannot contact any KDC' "$YK_TMP/kinit.out" ||
+    { cat "$YK_TMP/kinit.out" >&2; yk_fail "alice: the stock kinit got an" \
+        "answer with slapd stopped (expected a DISCARD)"; }
+expect_log alice "verdict=discarded"
+[ "$(failures alice)" = "$count" ] ||
+    yk_fail "alice: the outage was counted ($(failures alice) failures)"
+printf 'bob-pw\n' | KRB5_CONFIG=$YK_KRB5_CONF_PLAIN kinit -c "$YK_TMP/b.cc" \
+    "bob@$R" > "$YK_TMP/kinit.out" 2>&1 ||
+    { cat "$YK_TMP/kinit.out" >&2; yk_fail "bob: a password login failed" \
+        "with slapd stopped"; }
+yk_ok "stock kinit: a wrong password counted once toward lockout;" \
+    "slapd stopped: DISCARDed, not counted; password logins unaffected"
 
 kill -0 "$YK_KDC_PID" 2>/dev/null || yk_fail "the KDC died"
 yk_kdc_attempts "alice@$R" | sed 's/^.*yubikey: /  /' | tail -4
