@@ -154,6 +154,7 @@ typedef struct {
     const char *replay_config;
     unsigned int replay_wait;
     size_t pad;              /* otp-long: bytes of 'x' before the value */
+    const char *pin;         /* --pin: otp-pin of the otp-* kinds, or NULL */
     const ykt_kind *kind;
     int optimistic;
     int have_password;
@@ -205,6 +206,8 @@ ykt_usage(FILE *f)
 "                    otp-malformed, otp-truncated, otp-wrong-nonce,\n"
 "                    otp-wrong-key, otp-reused-nonce, otp-unarmored,\n"
 "                    otp-long\n"
+"  --pin PIN         the otp-* kinds: send PIN as otp-pin (the password\n"
+"                    of policy 2fa, as RFC 6560 allows)\n"
 "  --pad N           otp-long: N bytes of 'x' before the value (default\n"
 "                    %d, at most %d)\n"
 "  --replay-config KRB5CONF   send the replay with this krb5.conf (e.g.\n"
@@ -824,6 +827,11 @@ ykt_otp_request(krb5_context ctx, const krb5_keyblock *key,
         req.otp_value.present = TRUE;
         req.otp_value.data = *value;
     }
+    if (ykt.args->pin != NULL) {
+        req.pin.present = TRUE;
+        req.pin.data.data = (char *)ykt.args->pin;
+        req.pin.data.length = (unsigned int)strlen(ykt.args->pin);
+    }
     ret = yk_rfc6560_encode_request(&req, der_out);
     free(req.enc_data.ciphertext.data);
     return ret;
@@ -1332,6 +1340,7 @@ ykt_parse_args(int argc, char **argv, ykt_args *a, const char **otp_out)
         { "replay-config", required_argument, NULL, 'R' },
         { "replay-wait", required_argument, NULL, 'W' },
         { "pad", required_argument, NULL, 'L' },
+        { "pin", required_argument, NULL, 'N' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -1355,6 +1364,7 @@ ykt_parse_args(int argc, char **argv, ykt_args *a, const char **otp_out)
         case 'R': a->replay_config = optarg; break;
         case 'W': a->replay_wait = (unsigned int)strtoul(optarg, NULL, 10);
             break;
+        case 'N': a->pin = optarg; break;
         case 'L':
             pad = strtoul(optarg, &end, 10);
             if (*optarg == '\0' || *end != '\0' || pad > YKT_PAD_MAX) {

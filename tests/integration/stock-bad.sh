@@ -16,7 +16,11 @@
 # reason, the KDC is still up, and the valid OTP inside the bad request
 # still logs in afterwards (nothing consumed).  Armor: anonymous PKINIT for
 # the structural cases, the host keytab for the value cases, both for the
-# correct 142.  Exit 0 pass, 1 fail, 77 skip (announced).
+# correct 142.  Then two forms that must work: a principal with two
+# tokens, one public id the tail of the other's (the longest match
+# splits the value), and the password in otp-pin (accepted; a wrong one
+# refused with the OTP kept; a password in both places malformed).
+# Exit 0 pass, 1 fail, 77 skip (announced).
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 # shellcheck source=realm.sh
@@ -35,8 +39,18 @@ yk_realm_pkinit_setup
 yk_realm_addprinc alice alice-pw
 yk_realm_addprinc bob bob-pw
 yk_realm_addprinc long long-pw-for-now
+yk_realm_addprinc lm lm-pw
 for p in alice bob long; do
     yk_realm_enroll "$p" "$YK_TMP/$p.tok"
+done
+# lm: two tokens, the short one's public id the tail of the long one's,
+# so only the longest match splits password + OTP right.
+LM_SHORT=vvvvvvvvvvvv LM_LONG=ccccvvvvvvvvvvvv
+for t in short:$LM_SHORT long:$LM_LONG; do
+    yk_ykadmin enroll "lm@$R" --add --public-id "${t#*:}" \
+        --emulate "$YK_TMP/lm-${t%%:*}.tok" >> "$YK_KRB5_DIR/ykadmin.log" \
+        2>&1 || { tail -5 "$YK_KRB5_DIR/ykadmin.log" >&2;
+                  yk_fail "ykadmin enroll lm ${t%%:*} failed"; }
 done
 # long's password makes password + OTP exactly VALUE_MAX bytes.
 pub=$("$YK_YKEMU_BIN" --public-id "$YK_TMP/long.tok") ||
@@ -206,6 +220,52 @@ stock_ok "bob's own login failed after the attempt on alice" bob "$HOST" \
     "bob-pw$(yk_otp "$YK_TMP/bob.tok")"
 yk_ok "stock kinit: bob's password with alice's OTP, for alice: refused" \
     "(wrong password), OTP kept"
+
+# The longest enrolled public id wins the split: lm's long token after
+# the password would read as password "lm-pwcccc" + the short token's id
+# under a shortest match.
+otp=$(yk_otp "$YK_TMP/lm-long.tok")
+case "$otp" in
+    "$LM_LONG"*) ;;
+    *) yk_fail "lm's long token's OTP $otp lacks its public id" ;;
+esac
+stock_ok "lm: password + the long token's OTP refused (split wrong?)" lm \
+    "$ANON" "lm-pw$otp"
+case "$YK_LAST_ATTEMPT" in
+    *" pubid=$LM_LONG "*) ;;
+    *) yk_fail "lm: not the long token: $YK_LAST_ATTEMPT" ;;
+esac
+stock_ok "lm: password + the short token's OTP refused" lm "$ANON" \
+    "lm-pw$(yk_otp "$YK_TMP/lm-short.tok")"
+case "$YK_LAST_ATTEMPT" in
+    *" pubid=$LM_SHORT "*) ;;
+    *) yk_fail "lm: not the short token: $YK_LAST_ATTEMPT" ;;
+esac
+yk_ok "two tokens, one public id the tail of the other's: the longest" \
+    "match splits password and OTP"
+
+# The password in otp-pin and the OTP alone in otp-value (RFC 6560's
+# other form): accepted as two factors; a wrong one there is refused
+# without burning the OTP; a password both in otp-pin and before the OTP
+# is malformed.
+otp=$(yk_otp "$YK_TMP/alice.tok")
+tc alice --send otp-good --armor "$ANON" --pin alice-pw --otp "$otp" \
+    --out "$YK_TMP/tc.cc" ||
+    { cat "$YK_TMP/tc.out" >&2; yk_fail "alice: the password in otp-pin" \
+        "refused"; }
+expect_log alice "mode=2fa verdict=accepted"
+otp=$(yk_otp "$YK_TMP/alice.tok")
+tc_refused "a wrong password in otp-pin" alice \
+    "verdict=refused reason=wrong password" --send otp-good \
+    --armor "$ANON" --pin wrong-pw --otp "$otp"
+tc_refused "a password both in otp-pin and before the OTP" alice \
+    "verdict=refused reason=malformed: a password both in otp-pin" \
+    --send otp-good --armor "$ANON" --pin alice-pw --password alice-pw \
+    --otp "$otp"
+stock_ok "the OTP of the otp-pin refusals was consumed" alice "$ANON" \
+    "alice-pw$otp"
+yk_ok "otp-pin: the password there is accepted, a wrong one refused" \
+    "(OTP kept), one in both places malformed"
 
 kill -0 "$YK_KDC_PID" 2>/dev/null || yk_fail "the KDC died"
 yk_kdc_attempts "alice@$R" | sed 's/^.*yubikey: /  /' | tail -4
