@@ -42,7 +42,7 @@ expect "Required auth indicators not present in ticket: yubikey-2fa\$"
 yk_ok "tools/demo showed login, H flag, signing ticket, replay and refusals"
 
 # Step 10: the stock kinit (RFC 6560) over anonymous PKINIT armor.
-expect "^\[10/10\] A stock kinit: password \\+ OTP over anonymous PKINIT"
+expect "^\[10/10\] A stock kinit, anonymous PKINIT armor \\(RFC 6560\\)"
 expect "^    \\$ KRB5_CONFIG=krb5-stock.conf kinit -n -c armor.cc\$"
 expect "^      Default principal: WELLKNOWN/ANONYMOUS@WELLKNOWN:ANONYMOUS\$"
 expect "^      Enter OTP Token Value: alice-pw[cbdefghijklnrtuv]{44}  <- typed"
@@ -51,8 +51,9 @@ n=$(grep -cE "$attempt verdict=accepted reason=accepted\$" "$out")
 [ "$n" -eq 2 ] ||
     yk_fail "tools/demo showed $n accepted OTP lines, not 2 (steps 5, 10)"
 expect "^    ok: stock kinit: TGT flagged [A-Z]*H[A-Z]*, ticket for $SIGN;"
-yk_ok "tools/demo showed a stock kinit's password + OTP over anonymous" \
-    "PKINIT armor"
+expect "^    ok: stock kinit, policy otp: carol's OTP alone -> TGT flagged .*H"
+yk_ok "tools/demo showed a stock kinit's password + OTP, and the OTP" \
+    "alone, over anonymous PKINIT armor"
 
 # Exactly the ten steps, then the one-line summary, last.
 n=$(grep -cE '^\[[0-9]+/10\] ' "$out")
