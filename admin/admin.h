@@ -241,6 +241,7 @@ void yk_admin_isotime(int64_t t, char *out, size_t outsize);
 
 #define YK_ADMIN_SWAP_TRIES 3       /* re-reads after a lost swap */
 #define YK_ADMIN_GEN_PUBID_LEN 6    /* generated public ids: bytes */
+#define YK_ADMIN_GEN_MASK 0x3fffffffffffffffULL  /* a first generation */
 #define YK_ADMIN_PREFIX_MAX 8       /* modhex characters of a prefix */
 #define YK_ADMIN_DEFAULT_PREFIX "vv" /* Yubico's range for ids programmed
                                       * by their owners ("cc": factory) */
@@ -269,7 +270,8 @@ int yk_admin_find_holder(yk_admin *adm, yk_store *st, const char *pubid,
 
 /* Build the secret and initial state records of a new token: secret
  * wrapped for (principal, pubid) under the keyring's newest key, state
- * YK_TOKEN_*, the serial (NULL = unknown), counter and last use given.
+ * YK_TOKEN_*, the serial (NULL = unknown), counter and last use given,
+ * a random first generation (never a deleted token's state value).
  * The caller frees *rec_out with yk_secret_rec_free. */
 krb5_error_code yk_admin_new_records(yk_admin *adm, const yk_keyring *kr,
                                      const char *principal,

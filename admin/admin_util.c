@@ -330,6 +330,7 @@ yk_admin_new_records(yk_admin *adm, const yk_keyring *kr,
 {
     yk_secret_rec *rec = NULL;
     krb5_error_code ret;
+    uint64_t gen;
 
     rec = calloc(1, sizeof(*rec));
     if (rec == NULL)
@@ -352,7 +353,13 @@ yk_admin_new_records(yk_admin *adm, const yk_keyring *kr,
     memset(state_out, 0, sizeof(*state_out));
     snprintf(state_out->pubid, sizeof(state_out->pubid), "%s", pubid);
     state_out->counter = counter;
-    state_out->gen = 0;
+    /* A random first generation (62 bits, room for every later + 1):
+     * a public id deleted and enrolled again never starts from a state
+     * value a KDC may still hold cached for the old token, whose swap
+     * would otherwise find that value and win (the ABA of issue 10;
+     * the swap asserts the secret value too). */
+    gcry_create_nonce(&gen, sizeof(gen));
+    state_out->gen = gen & YK_ADMIN_GEN_MASK;
     state_out->has_nonce = 0;
     state_out->nonce = YK_NONCE_NONE;
     state_out->last_use = last_use;

@@ -565,6 +565,11 @@ yk_admin_load_config(yk_admin *adm)
                       why);
         goto cleanup;
     }
+    /* As loud as the KDC's start line: the wrapped secrets and the bind
+     * password would cross the network in clear. */
+    if (yk_config_check_cleartext(&adm->cfg.store, why, sizeof(why)))
+        fprintf(stderr, "ykadmin: WARNING: realm %s: %s\n", adm->realm,
+                why);
     adm->config_loaded = 1;
 
 cleanup:

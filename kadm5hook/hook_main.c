@@ -87,6 +87,24 @@ fmt(char *buf, const char *f, ...)
     va_end(ap);
 }
 
+/* Append a and b to the message buf (YK_HOOK_MSG_MAX), cut to fit. */
+static void
+append(char *buf, const char *a, const char *b)
+{
+    size_t used = strlen(buf), n;
+    const char *parts[2] = { a, b };
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        n = strlen(parts[i]);
+        if (n > YK_HOOK_MSG_MAX - 1 - used)
+            n = YK_HOOK_MSG_MAX - 1 - used;
+        memcpy(buf + used, parts[i], n);
+        used += n;
+    }
+    buf[used] = '\0';
+}
+
 /* Refuse an operation (precommit): code with msg as its message, which
  * kadmin prints and kadmind logs. */
 static kadm5_ret_t
@@ -798,6 +816,10 @@ hook_announce(krb5_context ctx)
             "(anonymous)", source, hr.cfg.master_key_file != NULL ?
             hr.cfg.master_key_file : "(yubikey_master_key_file unset)",
             keyring);
+        /* As loud as the KDC's start line (in the same line: it is the
+         * one kadmin.local traces). */
+        if (yk_config_check_cleartext(&hr.cfg.store, why, sizeof(why)))
+            append(msg, "; WARNING: ", why);
     }
     note(msg);
     if (krb5int_trace != NULL)

@@ -8,7 +8,8 @@
 # wrong keyring); delprinc strips every yubikey attribute and the class
 # (the public id can be enrolled again); with slapd down delprinc and
 # renprinc are refused with the reason, for principals with tokens and
-# without; a write the hook may not make is reported and kadmin.local
+# without; a write target naming two servers (yubikey_ldap_write_uri)
+# is a CONFIGURATION ERROR that refuses both; a write the hook may not make is reported and kadmin.local
 # exits 1, and renaming back restores the match.  Then the same script
 # runs itself with the argument "kldap" (kldaprealm.sh, its own slapd):
 # a principal in the realm container and principals on user entries
@@ -330,6 +331,29 @@ yk_slapd_start
 holds_token "bob@$R" "$IDA"
 yk_ok "slapd down: delprinc and renprinc refused with the reason, KDB" \
     "unchanged"
+
+# A write target naming two servers: the hook refuses to change token
+# holders, as the KDC refuses to start its OTP logins; ykadmin too.
+cp "$YK_KRB5_DIR/kdc.conf" "$T/kdc.conf.saved"
+sed -i "s|^\( *yubikey_ldap_uri = .*\)$|\1\n  yubikey_ldap_write_uri = $YK_LDAP_URI ldap://127.0.0.2:9/|" \
+    "$YK_KRB5_DIR/kdc.conf"
+grep -q "yubikey_ldap_write_uri = $YK_LDAP_URI ldap" "$YK_KRB5_DIR/kdc.conf" ||
+    yk_fail "no two-server write URI in kdc.conf"
+TWO="yubikey_ldap_write_uri names 2 LDAP servers"
+hook_loaded "kadm5_hook loaded, realm $R: CONFIGURATION ERROR: $TWO"
+kadm5_refused "delprinc bob, two write servers" "$TWO" delprinc -force bob
+kadm5_refused "renprinc bob, two write servers" "$TWO" \
+    renprinc -force bob bob2
+exists bob && ! exists bob2 || yk_fail "refused operations changed the KDB"
+yk_ykadmin list "bob@$R" > "$T/yk.out" 2>&1 &&
+    yk_fail "ykadmin list worked with two write servers"
+grep -qF "$TWO" "$T/yk.out" ||
+    { cat "$T/yk.out" >&2; yk_fail "ykadmin does not say \"$TWO\""; }
+cp "$T/kdc.conf.saved" "$YK_KRB5_DIR/kdc.conf"
+holds_token "bob@$R" "$IDA"
+yk_ok "a write URI naming two servers: the hook's start line says" \
+    "CONFIGURATION ERROR, delprinc and renprinc refused with it, ykadmin" \
+    "too; KDB unchanged"
 
 # A write the hook's identity may not make (the KDC's DN may not write
 # secrets): the rename happened, the failure is printed and rc is 1;

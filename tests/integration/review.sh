@@ -2,10 +2,12 @@
 # review.sh: the security review's findings (issue 10), one test each.
 #
 # 1. ABA: a token deleted and its public id enrolled again starts from a
-#    state value equal to the old token's when that one was never used.
-#    A KDC worker that cached the old record (cache TTL 60) must not
-#    accept the old key's OTP: its swap asserts the secret value it read
-#    too, so it loses, re-reads and refuses (bad CRC or key).
+#    state value that is never the old token's (a random first
+#    generation), so a KDC worker that cached the old record (cache TTL
+#    60) loses its swap, re-reads and refuses the old key's OTP (bad CRC
+#    or key).  Then the second guard alone: the new token's state value
+#    written by hand equal to the old one's (cached) -- the swap asserts
+#    the secret value it read too, and still loses.
 # 2. No password oracle in backend failures: a wrong password and the
 #    right one with a bad OTP get the same answer (yktestclient's exit)
 #    when the principal matches two entries (both DISCARDed), when a
@@ -71,18 +73,51 @@ yk_ykadmin delete "$pubid" > "$YK_TMP/delete.out" 2>&1 ||
 yk_ykadmin enroll "alice@$R" --public-id "$pubid" --emulate \
     "$YK_TMP/new.tok" > "$YK_TMP/enroll.out" 2>&1 ||
     { cat "$YK_TMP/enroll.out" >&2; yk_fail "enroll the new token"; }
-[ "$(states)" = "$old_state" ] ||
-    yk_fail "the re-enrolled token's state \"$(states)\" differs from the" \
-        "old one's \"$old_state\": this test no longer sets up an ABA"
+new_state=$(states)
+[ -n "$new_state" ] && [ "$new_state" != "$old_state" ] ||
+    yk_fail "the re-enrolled token's state \"$new_state\" equals the old" \
+        "one's \"$old_state\": a cached record's swap could win"
 login alice-pw "$(yk_otp "$YK_TMP/old.tok")" &&
     yk_fail "ABA: the deleted token's OTP was accepted (cached record)"
 yk_expect_attempt alice "verdict=refused reason=bad CRC or key"
 login alice-pw "$(yk_otp "$YK_TMP/new.tok")" ||
     { cat "$YK_TMP/kinit.out" >&2; yk_fail "the new token's OTP refused"; }
 yk_expect_attempt alice "verdict=accepted"
-yk_ok "ABA: public id $pubid deleted and enrolled again with the same" \
-    "state value; the old key's OTP refused (the swap asserts the secret)," \
-    "the new one's accepted"
+yk_ok "ABA: public id $pubid deleted and enrolled again: a new state value" \
+    "(\"${old_state#* ctr=}\" -> \"${new_state#* ctr=}\"); the old key's" \
+    "OTP refused from the cached record, the new one's accepted"
+
+# The second guard: the state a KDC holds cached (the new token's, just
+# swapped) given by hand to the next token enrolled on this public id.
+cached_state=$(states)
+yk_ykadmin delete "$pubid" > "$YK_TMP/delete.out" 2>&1 ||
+    { cat "$YK_TMP/delete.out" >&2; yk_fail "ykadmin delete (2)"; }
+yk_ykadmin enroll "alice@$R" --public-id "$pubid" --emulate \
+    "$YK_TMP/third.tok" > "$YK_TMP/enroll.out" 2>&1 ||
+    { cat "$YK_TMP/enroll.out" >&2; yk_fail "enroll the third token"; }
+yk_ldap_modify <<EOF
+dn: uid=alice,$YK_PEOPLE_DN
+changetype: modify
+delete: yubikeyTokenState
+yubikeyTokenState: $(states)
+-
+add: yubikeyTokenState
+yubikeyTokenState: $cached_state
+EOF
+[ "$(states)" = "$cached_state" ] ||
+    yk_fail "the state value was not set by hand: \"$(states)\""
+login alice-pw "$(yk_otp "$YK_TMP/new.tok")" &&
+    yk_fail "ABA: with the state value equal, the deleted token's OTP was" \
+        "accepted (the swap does not assert the secret)"
+yk_expect_attempt alice "verdict=refused reason=bad CRC or key"
+# (The third token's first OTP has the counter of the state just copied:
+# a replay; its second one is past it.)
+yk_otp "$YK_TMP/third.tok" > /dev/null
+login alice-pw "$(yk_otp "$YK_TMP/third.tok")" ||
+    { cat "$YK_TMP/kinit.out" >&2; yk_fail "the third token's OTP refused"; }
+yk_expect_attempt alice "verdict=accepted"
+yk_ok "ABA, the state value made equal by hand: the deleted token's OTP" \
+    "still refused (the swap asserts the secret), the new one's accepted"
 
 # --- 2. the same answer for a wrong and a right password ----------------
 # tc CONF NAME PASSWORD OTP: the test client's exit (0 issued, 1 refused,

@@ -20,8 +20,17 @@
 #                            same words
 #   ldaps:// to a frozen slapd
 #                            the handshake is bounded: DISCARDed in time
-#   ldap:// to 192.0.2.1     a WARNING at start (cleartext); ldap:// to
-#                            127.0.0.1, ldaps:// and StartTLS: none
+#   ldap:// to 192.0.2.1     a WARNING at start (cleartext), in ykadmin's
+#                            output and the kadm5 hook's start line too;
+#                            ldap:// to 127.0.0.1, ldaps:// and StartTLS:
+#                            none
+#   a write URI of its own   ldaps:// reads, StartTLS writes: works; a
+#                            write URI whose name the certificate lacks:
+#                            refused as above
+#   the write failover       the write provider not there, the failover
+#                            ldaps://: OTP login accepted on it (WRITE
+#                            FAILOVER); a failover the certificate does
+#                            not name: DISCARDed, the log says why
 #
 # Exit 0 pass, 1 fail, 77 skip.
 
@@ -122,14 +131,19 @@ yk_ok "ykadmin enrolled over ldaps:// (kdc.conf's yubikey_ldap_tls_cacert)"
 
 # works LABEL: the OTP login, ykadmin list, the hook's delprinc (of a new
 # principal carol with a token) all work with the current kdc.conf.
-works() {
-    local label=$1
+# started LABEL: the KDC started (log marked), alice's OTP login
+# accepted.
+started() {
     mark
     yk_kdc_start
     otp_login || { cat "$YK_TMP/kinit.out" >&2; since >&2;
-        yk_fail "$label: alice's OTP login refused"; }
+        yk_fail "$1: alice's OTP login refused"; }
     yk_kdc_attempts "alice@$R" | tail -1 | grep -q 'verdict=accepted' ||
-        yk_fail "$label: the login was not logged as accepted"
+        yk_fail "$1: the login was not logged as accepted"
+}
+works() {
+    local label=$1
+    started "$label"
     yk_ykadmin list alice@$R > "$YK_TMP/yk.out" 2>&1 ||
         { cat "$YK_TMP/yk.out" >&2; yk_fail "$label: ykadmin list failed"; }
     grep -q "$("$YK_YKEMU_BIN" --public-id "$YK_TMP/alice.tok")" \
@@ -205,11 +219,14 @@ yk_kdc_stop
 yk_ok "frozen slapd over ldaps://: OTP login DISCARDed after $ms ms (the" \
     "handshake is bounded by the timeout)"
 
-# refused LABEL WANT: with the current kdc.conf the KDC logs a
-# CONFIGURATION ERROR holding WANT at start and at an OTP login, which is
-# DISCARDed (no ticket); ykadmin and the hook fail with WANT.
+# refused LABEL WANT [YKADMIN ARGS...]: with the current kdc.conf the KDC
+# logs a CONFIGURATION ERROR holding WANT at start and at an OTP login,
+# which is DISCARDed (no ticket); ykadmin (list alice, or ARGS) and the
+# hook fail with WANT.
 refused() {
     local label=$1 want=$2 rc
+    shift 2
+    [ $# -gt 0 ] || set -- list "alice@$R"
     mark
     yk_kdc_start
     since | grep 'CONFIGURATION ERROR' | grep -qF "$want" ||
@@ -228,8 +245,8 @@ refused() {
             "CONFIGURATION ERROR with \"$want\""; }
     ! since | grep -q 'verdict=accepted' ||
         yk_fail "$label: an OTP was accepted"
-    yk_ykadmin list alice@$R > "$YK_TMP/yk.out" 2>&1 &&
-        yk_fail "$label: ykadmin list worked"
+    yk_ykadmin "$@" > "$YK_TMP/yk.out" 2>&1 &&
+        yk_fail "$label: ykadmin $* worked"
     grep -qF "$want" "$YK_TMP/yk.out" ||
         { cat "$YK_TMP/yk.out" >&2; yk_fail "$label: ykadmin does not say" \
             "\"$want\""; }
@@ -279,3 +296,73 @@ yk_kdc_start
     { since >&2; yk_fail "WARNING for ldap://192.0.2.1 with StartTLS"; }
 yk_kdc_stop
 yk_ok "ldap://192.0.2.1: a WARNING at start; with StartTLS none"
+
+# ykadmin and the kadm5 hook warn as loudly, in the same words; with
+# StartTLS neither does.
+hook_trace() {
+    : > "$YK_TMP/hook.trace"
+    KRB5_TRACE=$YK_TMP/hook.trace kadmin.local -r "$R" getprinc K/M \
+        >/dev/null 2>&1 || yk_fail "kadmin.local getprinc K/M failed"
+    grep -F "yubikey: krb5-yubikey" "$YK_TMP/hook.trace" ||
+        { cat "$YK_TMP/hook.trace" >&2; yk_fail "no hook start line"; }
+}
+CLEAR="ldap:// to 192.0.2.1 without TLS:"
+use "ldap://192.0.2.1/" "  yubikey_ldap_timeout = 0.2"
+yk_ykadmin list "alice@$R" > "$YK_TMP/yk.out" 2>&1
+grep -qF "ykadmin: WARNING: realm $R: $CLEAR" "$YK_TMP/yk.out" ||
+    { cat "$YK_TMP/yk.out" >&2; yk_fail "ykadmin: no WARNING for" \
+        "ldap://192.0.2.1"; }
+hook_trace | grep -qF "; WARNING: $CLEAR" ||
+    { cat "$YK_TMP/hook.trace" >&2; yk_fail "the hook's start line has no" \
+        "WARNING for ldap://192.0.2.1"; }
+use "ldap://192.0.2.1/" "  yubikey_ldap_timeout = 0.2
+$STARTTLS
+$CA_OK"
+yk_ykadmin list "alice@$R" > "$YK_TMP/yk.out" 2>&1
+! grep -q "WARNING" "$YK_TMP/yk.out" ||
+    { cat "$YK_TMP/yk.out" >&2; yk_fail "ykadmin warned with StartTLS"; }
+! hook_trace | grep -q "WARNING" ||
+    yk_fail "the hook's start line warns with StartTLS"
+yk_ok "ldap://192.0.2.1: ykadmin and the kadm5 hook's start line warn as" \
+    "the KDC does; with StartTLS neither"
+
+# --- a write URI of its own, and the write failover, over TLS --------------
+use "$LDAPS" "$CA_OK
+$STARTTLS
+  yubikey_ldap_write_uri = $PLAIN"
+works "ldaps:// reads, StartTLS on yubikey_ldap_write_uri = $PLAIN"
+use "$LDAPS" "$CA_OK
+  yubikey_ldap_write_uri = $LDAPS_WRONG_NAME"
+refused "yubikey_ldap_write_uri = ldaps://127.0.0.2 (not in the cert)" \
+    "server $LDAPS_WRONG_NAME: its $WHY" disable "$ALICE_ID"
+
+# The write provider is not there (nothing listens on DEAD): the swaps
+# fail over, over TLS too.
+DEAD=$(yk_realm_free_port) || yk_fail "no free port"
+use "$LDAPS" "$CA_OK
+  yubikey_ldap_write_uri = ldaps://127.0.0.1:$DEAD/
+  yubikey_ldap_write_failover_uri = $LDAPS"
+started "failover over ldaps://"
+since | grep -qF "WRITE FAILOVER: realm $R: write provider ldaps://127.0.0.1:$DEAD/ unreachable" ||
+    { since >&2; yk_fail "failover over ldaps://: no WRITE FAILOVER line"; }
+yk_kdc_stop
+use "$LDAPS" "$CA_OK
+  yubikey_ldap_write_uri = ldaps://127.0.0.1:$DEAD/
+  yubikey_ldap_write_failover_uri = $LDAPS_WRONG_NAME"
+mark
+yk_kdc_start
+KRB5_CONFIG=$YK_KRB5_CONF_PLAIN "$TC" --optimistic --password alice-pw \
+    --emu "$YK_TMP/alice.tok" alice > "$YK_TMP/tc.out" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || { cat "$YK_TMP/tc.out" >&2; since >&2;
+    yk_fail "failover to 127.0.0.2 (not in the certificate): exit $rc," \
+        "expected 2 (DISCARDed)"; }
+yk_kdc_attempts "alice@$R" | tail -1 | grep -q 'verdict=discarded' ||
+    yk_fail "failover to 127.0.0.2: the login was not DISCARDed"
+since | grep -qF "$WHY" ||
+    { since >&2; yk_fail "failover to 127.0.0.2: the log does not say" \
+        "the certificate was refused"; }
+yk_kdc_stop
+yk_ok "write failover over ldaps://: the OTP login accepted on the" \
+    "failover (WRITE FAILOVER); a failover whose certificate does not" \
+    "name it: DISCARDed, the log says why"
