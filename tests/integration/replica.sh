@@ -24,6 +24,11 @@
 #   yk_replica_values URI DN ATTR
 #                            the ATTR values of DN at URI, one a line
 #                            (read as the rootdn)
+#   yk_replica_consumer_start
+#                            a third server C, a read-only consumer of A
+#                            (YK_LDAP_URI_C, YK_SLAPD_PID_C)
+#   YK_REPLICA_CONFIG_READER (set before yk_replica_setup) a DN that may
+#                            read each server's cn=config
 #   yk_replica_rounds_prereq / yk_replica_rounds NAME PW FILE ROUNDS
 #                            (realm.sh, two KDCs) one OTP at once to both
 #                            KDCs, ROUNDS times: one ticket each round
@@ -104,29 +109,80 @@ EOF
     esac
 }
 
+# The consumer's lines (yk_replica_consumer_start): it pulls from
+# PROVIDER_PORT ($3), provides nothing, is no provider.
+yk_replica_consumer_lines() {
+    case "$1" in
+        db)
+            cat <<EOF
+# --- a read-only consumer of A ---
+syncrepl rid=003 provider=ldap://127.0.0.1:$3/
+	bindmethod=simple binddn="$YK_REPL_DN" credentials=$YK_REPL_PW
+	searchbase="$YK_LDAP_BASE" type=refreshAndPersist
+	retry="1 +" timeout=3 network-timeout=2
+EOF
+            ;;
+    esac
+}
+
+# The config database, readable by YK_REPLICA_CONFIG_READER (a DN) when
+# set: what the KDC's start-up probe may read (store_probe.c).
+yk_replica_config_db() {
+    [ -n "${YK_REPLICA_CONFIG_READER:-}" ] || return 0
+    cat <<EOF
+database config
+access to * by dn.exact="$YK_REPLICA_CONFIG_READER" read by * none
+
+EOF
+}
+
 # Make DIR/slapd.conf from lib.sh's TEMPLATE: its paths moved to DIR,
-# serverID ID, the replication from PEER_PORT.
+# serverID ID, the replication from PEER_PORT; LINES names the function
+# that prints the replication lines (yk_replica_conf_lines, or
+# yk_replica_consumer_lines for a consumer).
 yk_replica_write_conf() {
-    local template=$1 dir=$2 id=$3 peer=$4 src
+    local template=$1 dir=$2 id=$3 peer=$4 lines=${5:-yk_replica_conf_lines}
+    local src
     src=$(dirname "$template")
     mkdir -p "$dir/db" || yk_fail "mkdir $dir/db"
     awk -v src="$src/" -v dst="$dir/" \
-        -v global="$(yk_replica_conf_lines global "$id" "$peer")" \
-        -v db="$(yk_replica_conf_lines db "$id" "$peer")" \
-        -v ovl="$(yk_replica_conf_lines overlay "$id" "$peer")" '
+        -v global="$("$lines" global "$id" "$peer")" \
+        -v cfg="$(yk_replica_config_db)" \
+        -v db="$("$lines" db "$id" "$peer")" \
+        -v ovl="$("$lines" overlay "$id" "$peer")" '
         { gsub(src, dst) }
         /^moduleload unique$/ { print; print "moduleload syncprov"; next }
         /^database mdb$/ && !done_global { print global; print "";
-            done_global = 1 }
+            print cfg; done_global = 1 }
         /^index yubikeyPublicId eq$/ { print; print ""; print db; next }
         /^# One token, one principal/ { print ovl; print "" }
         { print }' "$template" > "$dir/slapd.conf" ||
         yk_fail "cannot write $dir/slapd.conf"
+    grep -q '^syncrepl rid=' "$dir/slapd.conf" ||
+        yk_fail "$dir/slapd.conf: replication lines not placed"
+    [ "$lines" = yk_replica_consumer_lines ] && return 0
     if ! grep -q '^multiprovider on' "$dir/slapd.conf" ||
         ! grep -q '^overlay syncprov' "$dir/slapd.conf" ||
         ! grep -q "^serverID $id" "$dir/slapd.conf"; then
         yk_fail "$dir/slapd.conf: replication lines not placed"
     fi
+}
+
+# A third server C, a read-only consumer of A (syncrepl, no
+# multiprovider, no syncprov), loaded from A's copy and started on its
+# own port: sets YK_LDAP_URI_C, YK_SLAPD_PID_C.  lib.sh's variables still
+# name A afterwards.
+yk_replica_consumer_start() {
+    local port=$YK_SLAPD_PORT pid=$YK_SLAPD_PID uri=$YK_LDAP_URI
+    YK_REPLICA_DIR_C=$YK_TMP/slapd-c
+    yk_replica_write_conf "$YK_TMP/slapd/slapd.conf" "$YK_REPLICA_DIR_C" 3 \
+        "$YK_REPLICA_PORT_A" yk_replica_consumer_lines
+    yk_replica_copy_a "$YK_REPLICA_DIR_C" C
+    YK_SLAPD_PORT=$(yk_replica_free_port) || yk_fail "no free port"
+    yk_slapd_start -f "$YK_REPLICA_DIR_C/slapd.conf"
+    YK_SLAPD_PID_C=$YK_SLAPD_PID
+    YK_LDAP_URI_C=$YK_LDAP_URI
+    YK_SLAPD_PORT=$port YK_SLAPD_PID=$pid YK_LDAP_URI=$uri
 }
 
 # The replicator's entry (LDIF).
@@ -171,12 +227,18 @@ ${YK_SLAPD_PRE_ACL:-}"
     slapadd -q -w -f "$YK_REPLICA_DIR_A/slapd.conf" -l "$ldif" \
         >> "$YK_TMP/slapadd.log" 2>&1 ||
         { cat "$YK_TMP/slapadd.log" >&2; yk_fail "slapadd (A) failed"; }
+    yk_replica_copy_a "$YK_REPLICA_DIR_B" B
+}
+
+# Load A's entries (slapcat, same entryUUIDs and entryCSNs) into the
+# server of DIR (its slapd.conf), called NAME in errors.
+yk_replica_copy_a() {
     slapcat -f "$YK_REPLICA_DIR_A/slapd.conf" -o ldif-wrap=no \
-        -l "$YK_TMP/replica-a.ldif" >> "$YK_TMP/slapadd.log" 2>&1 ||
-        yk_fail "slapcat (A) failed"
-    slapadd -q -w -f "$YK_REPLICA_DIR_B/slapd.conf" \
-        -l "$YK_TMP/replica-a.ldif" >> "$YK_TMP/slapadd.log" 2>&1 ||
-        { cat "$YK_TMP/slapadd.log" >&2; yk_fail "slapadd (B) failed"; }
+        -l "$YK_TMP/replica-$2.ldif" >> "$YK_TMP/slapadd.log" 2>&1 ||
+        yk_fail "slapcat (A, for $2) failed"
+    slapadd -q -w -f "$1/slapd.conf" -l "$YK_TMP/replica-$2.ldif" \
+        >> "$YK_TMP/slapadd.log" 2>&1 ||
+        { cat "$YK_TMP/slapadd.log" >&2; yk_fail "slapadd ($2) failed"; }
 }
 
 # Start A (on its port), remembering it as lib.sh's server.
