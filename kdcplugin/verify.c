@@ -1156,7 +1156,15 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
                 note_commit(tok, &next, &rec->fetched);
                 break;
             }
-            if (ret != YK_ERR_STORE_CONFLICT) {
+            if (ret == YK_ERR_STORE_RIVAL) {
+                /* Our value landed beside one as high from another
+                 * provider: judged again on a fresh read, which refuses
+                 * this counter as a replay. */
+                yk_kdc_log("WARNING: realm %s: %s: the OTP is judged "
+                           "again (a replay is refused); the KDCs swap on "
+                           "more than one provider", r->name,
+                           yk_store_last_error(r->store));
+            } else if (ret != YK_ERR_STORE_CONFLICT) {
                 /* Never retried: a timed-out write may have landed. */
                 store_failed(r, ret, "compare-and-swap");
                 set_verdict(out, YK_V_BACKEND, "swap: %s",

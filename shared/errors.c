@@ -85,6 +85,9 @@ static const char *const yk_messages[] = {
     "TLS with the LDAP directory failed: the server's certificate was "
     "refused or StartTLS was refused (check yubikey_ldap_tls_cacert and "
     "the host name in the URI)",
+    /* YK_ERR_STORE_RIVAL */
+    "Another provider swapped this token's counter too: replication "
+    "brought in a state value as high as the new one",
 };
 
 _Static_assert(sizeof(yk_messages) / sizeof(yk_messages[0]) ==

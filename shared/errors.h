@@ -45,6 +45,7 @@ enum {
     YK_ERR_RFC6560_UNSUPPORTED,       /* a field we refuse (hashAlg...) */
     YK_ERR_KEYRING_OWNER,             /* keyring owned by another user */
     YK_ERR_STORE_TLS,                 /* TLS refused the server's cert */
+    YK_ERR_STORE_RIVAL,               /* swap won, a rival value came in */
     YK_ERR_LAST
 };
 

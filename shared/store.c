@@ -886,20 +886,49 @@ modlist_free(modlist *ml)
     ml->n = 0;
 }
 
+/* The post-read control (RFC 4527) asking for the state values, not
+ * critical: a server without it answers the modify as before. */
+static int
+make_postread(LDAPControl **ctrl_out)
+{
+    BerElement *ber;
+    struct berval bv;
+    int rc = LDAP_NO_MEMORY;
+
+    *ctrl_out = NULL;
+    ber = ber_alloc_t(LBER_USE_DER);
+    if (ber == NULL)
+        return rc;
+    if (ber_printf(ber, "{s}", YK_ATTR_STATE) != -1 &&
+        ber_flatten2(ber, &bv, 0) != -1)
+        rc = ldap_control_create(LDAP_CONTROL_POST_READ, 0, &bv, 1,
+                                 ctrl_out);
+    ber_free(ber, 1);
+    return rc;
+}
+
 /* Send one modify of dn on the write server and wait for its result.
  * With assertion set (a filter), the modify carries the LDAP assertion
  * control (RFC 4528, critical): the server applies it only while the
- * entry matches the filter, else assertionFailed (a conflict). */
+ * entry matches the filter, else assertionFailed (a conflict).  With
+ * postread_out set, it asks for the state values as the modify left
+ * them (post-read); *postread_out holds the result's controls (NULL
+ * when none; ldap_controls_free). */
 static krb5_error_code
 modify_entry(yk_store *st, const char *dn, modlist *ml,
-             const char *assertion, enum yk_op_kind kind)
+             const char *assertion, LDAPControl ***postread_out,
+             enum yk_op_kind kind)
 {
     krb5_error_code ret;
     yk_conn *c = NULL;
     struct timeval tv;
-    LDAPControl *ctrl = NULL, *ctrls[2] = { NULL, NULL };
+    LDAPMessage *res = NULL;
+    LDAPControl *ctrls[3] = { NULL, NULL, NULL };
+    size_t n = 0;
     int rc, msgid;
 
+    if (postread_out != NULL)
+        *postread_out = NULL;
     if (ml->n == 0)
         return 0;
     ret = yk_conn_get(st, 1, &c);
@@ -907,17 +936,30 @@ modify_entry(yk_store *st, const char *dn, modlist *ml,
         ret = yk_op_timeout(st, &tv);   /* a spent budget sends no write */
     if (ret)
         return ret;
+    rc = LDAP_SUCCESS;
     if (assertion != NULL) {
         rc = ldap_create_assertion_control(c->ld, (char *)assertion, 1,
-                                           &ctrl);
-        if (rc != LDAP_SUCCESS)
-            return yk_conn_fail(st, c, "modify", rc, NULL, kind);
-        ctrls[0] = ctrl;
+                                           &ctrls[n]);
+        if (rc == LDAP_SUCCESS)
+            n++;
     }
-    rc = ldap_modify_ext(c->ld, dn, ml->mods, ctrl != NULL ? ctrls : NULL,
-                         NULL, &msgid);
-    ldap_control_free(ctrl);
-    return yk_conn_finish(st, c, rc, msgid, "modify", kind);
+    if (rc == LDAP_SUCCESS && postread_out != NULL) {
+        rc = make_postread(&ctrls[n]);
+        if (rc == LDAP_SUCCESS)
+            n++;
+    }
+    if (rc == LDAP_SUCCESS)
+        rc = ldap_modify_ext(c->ld, dn, ml->mods, n > 0 ? ctrls : NULL,
+                             NULL, &msgid);
+    ldap_control_free(ctrls[0]);
+    ldap_control_free(ctrls[1]);
+    if (rc != LDAP_SUCCESS)
+        return yk_conn_fail(st, c, "modify", rc, NULL, kind);
+    ret = yk_conn_wait(st, c, msgid, "modify", kind, &res);
+    if (ret)
+        return ret;
+    return yk_conn_check_result_ctrls(st, c, res, "modify", kind,
+                                      postread_out);
 }
 
 /* modify_entry with SIGPIPE blocked, without an assertion. */
@@ -929,7 +971,7 @@ store_modify(yk_store *st, const char *dn, modlist *ml,
     yk_sigpipe_guard g;
 
     yk_sigpipe_block(&g);
-    ret = modify_entry(st, dn, ml, NULL, kind);
+    ret = modify_entry(st, dn, ml, NULL, NULL, kind);
     yk_sigpipe_restore(&g);
     return ret;
 }
@@ -984,8 +1026,62 @@ modlist_del_secrets(modlist *ml, const yk_token *tok, size_t *n_out)
     return 0;
 }
 
+/* Whether the post-read entry (RFC 4527) in ctrls holds, beside mine
+ * (the value just added), a state value of tok's token whose counter is
+ * as high as new_state's: a swap of that counter made on another
+ * provider, which replication brought in between our read and our swap
+ * (delta-syncrepl keeps such values beside ours; the modify deleted
+ * only the values we had read).  0 none, or no post-read (a server
+ * without the control), 1 a rival, -1 an entry that does not parse. */
+static int
+postread_rival(LDAPControl **ctrls, const yk_token *tok, const char *mine,
+               const yk_state_rec *new_state)
+{
+    LDAPControl *ctrl;
+    BerElement *ber;
+    struct berval dn, attr;
+    BerVarray vals;
+    yk_state_rec rec;
+    size_t i, mine_len = strlen(mine);
+    int rival = 0;
+
+    ctrl = ldap_control_find(LDAP_CONTROL_POST_READ, ctrls, NULL);
+    if (ctrl == NULL)
+        return 0;
+    ber = ber_init(&ctrl->ldctl_value);
+    if (ber == NULL)
+        return -1;
+    if (ber_scanf(ber, "{m{", &dn) == LBER_ERROR)
+        rival = -1;
+    while (rival == 0 && ber_scanf(ber, "{m", &attr) != LBER_ERROR) {
+        vals = NULL;
+        if (ber_scanf(ber, "[W]", &vals) == LBER_ERROR) {
+            rival = -1;
+            break;
+        }
+        if (attr.bv_len == strlen(YK_ATTR_STATE) &&
+            strncasecmp(attr.bv_val, YK_ATTR_STATE, attr.bv_len) == 0) {
+            for (i = 0; vals != NULL && vals[i].bv_val != NULL; i++) {
+                if (vals[i].bv_len == mine_len &&
+                    memcmp(vals[i].bv_val, mine, mine_len) == 0)
+                    continue;
+                if (yk_state_rec_parse(vals[i].bv_val, vals[i].bv_len,
+                                       &rec) == 0 &&
+                    strcmp(rec.pubid, tok->pubid) == 0 &&
+                    rec.counter >= new_state->counter)
+                    rival = 1;
+            }
+        }
+        ber_bvarray_free(vals);
+    }
+    ber_free(ber, 1);
+    return rival;
+}
+
 /* Compare-and-swap tok's state: delete the exact values read, add the
- * new one, in one modify on the write server. */
+ * new one, in one modify on the write server; then, from the post-read
+ * of that modify, make sure that no other provider's swap of the same
+ * counter came in meanwhile (YK_ERR_STORE_RIVAL). */
 krb5_error_code
 yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
                    const yk_state_rec *new_state)
@@ -994,7 +1090,9 @@ yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
     modlist ml = { NULL, 0 };
     yk_sigpipe_guard g;
     char *value = NULL, *assertion = NULL;
+    LDAPControl **postread = NULL;
     size_t ndel;
+    int rival;
 
     if (st == NULL || entry == NULL || tok == NULL || new_state == NULL ||
         strcmp(new_state->pubid, tok->pubid) != 0)
@@ -1017,9 +1115,25 @@ yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
                           &assertion);
     if (ret == 0) {
         yk_sigpipe_block(&g);
-        ret = modify_entry(st, entry->dn, &ml, assertion, YK_OP_WRITE);
+        ret = modify_entry(st, entry->dn, &ml, assertion, &postread,
+                           YK_OP_WRITE);
         yk_sigpipe_restore(&g);
     }
+    /* Only a swap that raises the counter (an OTP used) can be raced
+     * by a replay; an administrator's rewrite keeps it. */
+    if (ret == 0 && new_state->counter > tok->state.counter) {
+        rival = postread_rival(postread, tok, value, new_state);
+        if (rival != 0) {
+            yk_store_set_error(st, "%s after the swap of token %s to "
+                               "counter %lu", rival > 0 ? "a state value "
+                               "as high came in by replication" :
+                               "the post-read entry does not parse",
+                               tok->pubid,
+                               (unsigned long)new_state->counter);
+            ret = YK_ERR_STORE_RIVAL;
+        }
+    }
+    ldap_controls_free(postread);
     modlist_free(&ml);
     free(assertion);
     free(value);
@@ -1535,7 +1649,7 @@ strip_once(yk_store *st, const char *dn, int *removed_out)
         ret = modlist_add1(&ml, LDAP_MOD_DELETE, "objectClass",
                            YK_AUX_CLASS);
     if (ret == 0 && ml.n > 0) {
-        ret = modify_entry(st, dn, &ml, NULL, YK_OP_WRITE);
+        ret = modify_entry(st, dn, &ml, NULL, NULL, YK_OP_WRITE);
         if (ret == 0)
             *removed_out = 1;
     }

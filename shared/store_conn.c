@@ -889,17 +889,32 @@ krb5_error_code
 yk_conn_check_result(yk_store *st, yk_conn *c, LDAPMessage *res,
                   const char *what, enum yk_op_kind kind)
 {
+    return yk_conn_check_result_ctrls(st, c, res, what, kind, NULL);
+}
+
+krb5_error_code
+yk_conn_check_result_ctrls(yk_store *st, yk_conn *c, LDAPMessage *res,
+                           const char *what, enum yk_op_kind kind,
+                           LDAPControl ***ctrls_out)
+{
     krb5_error_code ret;
     char *diag = NULL;
+    LDAPControl **ctrls = NULL;
     int rc, err = LDAP_SUCCESS;
 
-    rc = ldap_parse_result(c->ld, res, &err, NULL, &diag, NULL, NULL, 1);
+    if (ctrls_out != NULL)
+        *ctrls_out = NULL;
+    rc = ldap_parse_result(c->ld, res, &err, NULL, &diag, NULL,
+                           ctrls_out != NULL ? &ctrls : NULL, 1);
     if (rc != LDAP_SUCCESS)
         err = rc;
     if (err == LDAP_SUCCESS) {
         ldap_memfree(diag);
+        if (ctrls_out != NULL)
+            *ctrls_out = ctrls;
         return 0;
     }
+    ldap_controls_free(ctrls);
     ret = yk_conn_fail(st, c, what, err, diag, kind);
     ldap_memfree(diag);
     return ret;

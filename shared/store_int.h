@@ -102,6 +102,15 @@ krb5_error_code yk_conn_check_result(yk_store *st, yk_conn *c,
                                      LDAPMessage *res, const char *what,
                                      enum yk_op_kind kind);
 
+/* yk_conn_check_result that also hands back the result's controls
+ * (*ctrls_out, NULL when none; free with ldap_controls_free) when the
+ * operation succeeded. */
+krb5_error_code yk_conn_check_result_ctrls(yk_store *st, yk_conn *c,
+                                           LDAPMessage *res,
+                                           const char *what,
+                                           enum yk_op_kind kind,
+                                           LDAPControl ***ctrls_out);
+
 /* The result of an operation sent (rc: what sending returned, msgid its
  * id), awaited and checked: yk_conn_fail, yk_conn_wait and
  * yk_conn_check_result in one. */

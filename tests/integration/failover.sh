@@ -17,10 +17,17 @@
 #    waited until B holds its counter (the replication delay, measured
 #    ROUNDS times), A stopped: the same OTP to KDC 2 is refused.
 # c. A conflict: while A and B are apart, A takes a higher counter and,
-#    later, B a lower one; after they reconnect both hold one state value,
-#    the later write's (syncrepl keeps the newer entry: no duplicate
-#    values are left), so the higher counter is lost and its OTP is
-#    accepted once more (then refused): the window of a split.
+#    later, B a lower one.  With syncrepl (whole entries) both hold one
+#    state value after they reconnect, the later write's (the newer
+#    entry wins), so the higher counter is lost and its OTP is accepted
+#    once more (then refused): the window of a split.  With
+#    delta-syncrepl (YK_REPLICA_DELTA=1, failover-delta.sh: each modify
+#    replicated) both values stay on both servers: the highest counter
+#    wins (the higher OTP is refused as a replay) and the next swap
+#    removes the other value.  There, too, the bounded case of b is what
+#    the post-read check of the swap gives: KDC 2's cached record names
+#    a value that replication left beside the newer one, its swap lands,
+#    and the post-read shows the rival: refused, with a WARNING.
 # At start: a failover naming a list or the write server is refused.
 # Exit 0 pass, 1 fail, 77 skip (announced).
 
@@ -203,17 +210,42 @@ expect 2 "$lo" 0 " verdict=accepted "
 yk_replica_start_a
 yk_replica_wait_sync 20000
 va=$(ctr_at "$A" | tr '\n' ' ') vb=$(ctr_at "$B" | tr '\n' ' ')
+va=$(ctr_at "$A" | sort -n | tr '\n' ' ') vb=$(ctr_at "$B" | sort -n | tr '\n' ' ')
 echo "conflict: A swapped to $hi_ctr (first), B to $lo_ctr (later), apart;" \
     "after reconnecting A holds counter(s) $va, B $vb"
-# syncrepl (multi-provider, not delta) replicates whole entries and keeps
-# the newer entryCSN: the later write wins, no second value is left.
-[ "$va" = "$lo_ctr " ] && [ "$vb" = "$lo_ctr " ] ||
-    yk_fail "after the conflict A holds \"$va\", B \"$vb\": not one" \
-        "value, the later write's ($lo_ctr)"
-expect 1 "$hi" 0 " verdict=accepted "
-expect 1 "$hi" 1 " verdict=refused reason=replay"
-yk_ok "conflict: syncrepl kept the later write (counter $lo_ctr) on both," \
-    "one state value, the higher counter $hi_ctr lost: its OTP was" \
-    "accepted once more after the reconnect, then refused"
+if [ "${YK_REPLICA_DELTA:-0}" != 1 ]; then
+    # syncrepl (multi-provider, not delta) replicates whole entries and
+    # keeps the newer entryCSN: the later write wins, no second value is
+    # left.
+    [ "$va" = "$lo_ctr " ] && [ "$vb" = "$lo_ctr " ] ||
+        yk_fail "after the conflict A holds \"$va\", B \"$vb\": not one" \
+            "value, the later write's ($lo_ctr)"
+    expect 1 "$hi" 0 " verdict=accepted "
+    expect 1 "$hi" 1 " verdict=refused reason=replay"
+    yk_ok "conflict: syncrepl kept the later write (counter $lo_ctr) on" \
+        "both, one state value, the higher counter $hi_ctr lost: its OTP" \
+        "was accepted once more after the reconnect, then refused"
+else
+    # delta-syncrepl replays each modify: each server keeps its own value
+    # and gets the other's.
+    [ "$va" = "$lo_ctr $hi_ctr " ] && [ "$vb" = "$lo_ctr $hi_ctr " ] ||
+        yk_fail "after the conflict A holds \"$va\", B \"$vb\": not both" \
+            "values ($lo_ctr $hi_ctr) on each"
+    expect 1 "$hi" 1 " verdict=refused reason=replay"
+    next=$(yk_otp "$YK_TMP/rita.tok")
+    next_ctr=$(yk_emu_last_counter "$YK_TMP/rita.tok")
+    expect 1 "$next" 0 " verdict=accepted "
+    yk_replica_wait_sync 20000
+    va=$(ctr_at "$A" | tr '\n' ' ') vb=$(ctr_at "$B" | tr '\n' ' ')
+    [ "$va" = "$next_ctr " ] && [ "$vb" = "$next_ctr " ] ||
+        yk_fail "after the next swap A holds \"$va\", B \"$vb\": not one" \
+            "value ($next_ctr)"
+    grep -q "WARNING: realm $R: a state value as high came in by" \
+        "$YK_KDC2_LOG" ||
+        yk_fail "b (bounded) under delta-syncrepl: KDC 2 logged no rival"
+    yk_ok "conflict (delta-syncrepl): both values ($lo_ctr, $hi_ctr) on" \
+        "A and B; the highest counter won (the OTP of $hi_ctr refused as a" \
+        "replay), the next swap ($next_ctr) left one value on both"
+fi
 echo "PASS: failover.sh"
 exit 0

@@ -83,10 +83,28 @@ yk_replica_free_port() {
 # $1 = "global" prints the global ones, "db" the database ones, "overlay"
 # the overlay.
 yk_replica_conf_lines() {
-    local part=$1 id=$2 peer=$3
+    local part=$1 id=$2 peer=$3 dir=$4
     case "$part" in
         global)
             echo "serverID $id"
+            [ "${YK_REPLICA_DELTA:-0}" = 1 ] && echo "moduleload accesslog"
+            ;;
+        logdb)
+            [ "${YK_REPLICA_DELTA:-0}" = 1 ] || return 0
+            cat <<EOF
+# --- delta-syncrepl: the log of every write, replicated from ---
+database mdb
+suffix "cn=accesslog"
+directory $dir/log
+maxsize 33554432
+index entryCSN,objectClass,reqEnd,reqResult,reqStart,reqDN eq
+access to * by dn.exact="$YK_REPL_DN" read by * none
+limits dn.exact="$YK_REPL_DN" size=unlimited time=unlimited
+overlay syncprov
+syncprov-nopresent TRUE
+syncprov-reloadhint TRUE
+
+EOF
             ;;
         db)
             cat <<EOF
@@ -95,6 +113,12 @@ syncrepl rid=00$((3 - id)) provider=ldap://127.0.0.1:$peer/
 	bindmethod=simple binddn="$YK_REPL_DN" credentials=$YK_REPL_PW
 	searchbase="$YK_LDAP_BASE" type=refreshAndPersist
 	retry="1 +" timeout=3 network-timeout=2
+EOF
+            [ "${YK_REPLICA_DELTA:-0}" = 1 ] && cat <<EOF
+	logbase="cn=accesslog" syncdata=accesslog
+	logfilter="(&(objectClass=auditWriteObject)(reqResult=0))"
+EOF
+            cat <<EOF
 multiprovider on
 limits dn.exact="$YK_REPL_DN" size=unlimited time=unlimited
 EOF
@@ -105,8 +129,16 @@ EOF
 overlay syncprov
 syncprov-checkpoint 100 1
 EOF
+            [ "${YK_REPLICA_DELTA:-0}" = 1 ] && cat <<EOF
+overlay accesslog
+logdb cn=accesslog
+logops writes
+logsuccess TRUE
+logpurge 07+00:00 01+00:00
+EOF
             ;;
     esac
+    return 0
 }
 
 # The consumer's lines (yk_replica_consumer_start): it pulls from
@@ -144,16 +176,17 @@ yk_replica_write_conf() {
     local template=$1 dir=$2 id=$3 peer=$4 lines=${5:-yk_replica_conf_lines}
     local src
     src=$(dirname "$template")
-    mkdir -p "$dir/db" || yk_fail "mkdir $dir/db"
+    mkdir -p "$dir/db" "$dir/log" || yk_fail "mkdir $dir/db $dir/log"
     awk -v src="$src/" -v dst="$dir/" \
-        -v global="$("$lines" global "$id" "$peer")" \
+        -v global="$("$lines" global "$id" "$peer" "$dir")" \
         -v cfg="$(yk_replica_config_db)" \
-        -v db="$("$lines" db "$id" "$peer")" \
-        -v ovl="$("$lines" overlay "$id" "$peer")" '
+        -v logdb="$("$lines" logdb "$id" "$peer" "$dir")" \
+        -v db="$("$lines" db "$id" "$peer" "$dir")" \
+        -v ovl="$("$lines" overlay "$id" "$peer" "$dir")" '
         { gsub(src, dst) }
         /^moduleload unique$/ { print; print "moduleload syncprov"; next }
         /^database mdb$/ && !done_global { print global; print "";
-            print cfg; done_global = 1 }
+            print cfg; print logdb; done_global = 1 }
         /^index yubikeyPublicId eq$/ { print; print ""; print db; next }
         /^# One token, one principal/ { print ovl; print "" }
         { print }' "$template" > "$dir/slapd.conf" ||
@@ -224,7 +257,7 @@ ${YK_SLAPD_PRE_ACL:-}"
     { slapcat -f "$template" -o ldif-wrap=no 2>> "$YK_TMP/slapadd.log" ||
           yk_fail "slapcat of the seed failed"
       yk_replica_identity_ldif; } > "$ldif"
-    slapadd -q -w -f "$YK_REPLICA_DIR_A/slapd.conf" -l "$ldif" \
+    slapadd -q -w -b "$YK_LDAP_BASE" -f "$YK_REPLICA_DIR_A/slapd.conf" -l "$ldif" \
         >> "$YK_TMP/slapadd.log" 2>&1 ||
         { cat "$YK_TMP/slapadd.log" >&2; yk_fail "slapadd (A) failed"; }
     yk_replica_copy_a "$YK_REPLICA_DIR_B" B
@@ -233,10 +266,10 @@ ${YK_SLAPD_PRE_ACL:-}"
 # Load A's entries (slapcat, same entryUUIDs and entryCSNs) into the
 # server of DIR (its slapd.conf), called NAME in errors.
 yk_replica_copy_a() {
-    slapcat -f "$YK_REPLICA_DIR_A/slapd.conf" -o ldif-wrap=no \
+    slapcat -b "$YK_LDAP_BASE" -f "$YK_REPLICA_DIR_A/slapd.conf" -o ldif-wrap=no \
         -l "$YK_TMP/replica-$2.ldif" >> "$YK_TMP/slapadd.log" 2>&1 ||
         yk_fail "slapcat (A, for $2) failed"
-    slapadd -q -w -f "$1/slapd.conf" -l "$YK_TMP/replica-$2.ldif" \
+    slapadd -q -w -b "$YK_LDAP_BASE" -f "$1/slapd.conf" -l "$YK_TMP/replica-$2.ldif" \
         >> "$YK_TMP/slapadd.log" 2>&1 ||
         { cat "$YK_TMP/slapadd.log" >&2; yk_fail "slapadd ($2) failed"; }
 }
