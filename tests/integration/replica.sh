@@ -24,6 +24,10 @@
 #   yk_replica_values URI DN ATTR
 #                            the ATTR values of DN at URI, one a line
 #                            (read as the rootdn)
+#   yk_replica_disable_on_b NAME PW FILE
+#                            (realm.sh, two KDCs swapping on A) NAME's
+#                            token disabled with ykadmin on B: how long
+#                            until both KDCs refuse it, the delay B -> A
 #   yk_replica_consumer_start
 #                            a third server C, a read-only consumer of A
 #                            (YK_LDAP_URI_C, YK_SLAPD_PID_C)
@@ -436,4 +440,118 @@ yk_replica_holder_dn() {
     ldapsearch -LLL -x -o ldif-wrap=no -H "$YK_LDAP_URI_A" \
         -D "$YK_ADMIN_DN" -w "$YK_ADMIN_PW" -b "$YK_LDAP_BASE" \
         "(krbPrincipalName=$1@$YK_REALM)" 1.1 | sed -n 's/^dn: //p'
+}
+
+# yk_replica_disable_on_b NAME PW FILE: NAME's token (emulated in FILE,
+# password PW) disabled with ykadmin on B (--uri B --write-uri B), with
+# two KDCs up (realm.sh: KDC 1 on YK_KRB5_CONF_PLAIN, KDC 2 on
+# YK_KRB5_CONF_KDC2) that swap on A.  Both KDCs cache the record first
+# (one login each); then fresh OTPs to both until both refuse it
+# ("disabled token"), and it stays refused; then the delay B -> A alone,
+# 10 ykadmin enable / disable on B with A polled; then A and B hold the
+# same token record and state value, the token disabled.  Sets
+# YK_DIS_REFUSED1 / 2 (ms after ykadmin returned until KDC 1 / 2
+# refused), YK_DIS_ON_A (ms until A held the disable), YK_DIS_ACCEPTED /
+# YK_DIS_TRIES (OTPs accepted before / sent), YK_DIS_DELAYS (the 10
+# delays B -> A, sorted), YK_DIS_POLL (one poll's cost).
+yk_replica_disable_on_b() {
+    local name=$1 pw=$2 tok=$3 dn pubid t0 now rc k poll_pid i cmd st attr
+    local va vb limit=${YK_POLL_LIMIT_MS:-10000} delays=()
+    dn=$(yk_replica_holder_dn "$name")
+    pubid=$("$YK_YKEMU_BIN" --public-id "$tok")
+    # One login on each KDC: both cache the record.
+    for k in 1 2; do
+        yk_replica_otp_to "$k" "$name" "$pw" "$tok" ||
+            { cat "$YK_TMP/otp_to.out" >&2;
+              yk_fail "$name: login on KDC $k refused before the disable"; }
+    done
+    yk_replica_wait_sync
+    # When A holds the disable: polled in the background, from before
+    # the disable (absolute ms in a file).
+    rm -f "$YK_TMP/a-disabled.ms"
+    ( yk_replica_wait_attr "$YK_LDAP_URI_A" "$dn" yubikeyTokenSecret \
+          " id=$pubid st=disabled " "$limit" &&
+          yk_ms > "$YK_TMP/a-disabled.ms" ) &
+    poll_pid=$!
+    yk_ykadmin --uri "$YK_LDAP_URI_B" --write-uri "$YK_LDAP_URI_B" \
+        --base "$YK_LDAP_BASE" disable "$pubid" > "$YK_TMP/disable.out" 2>&1 ||
+        { cat "$YK_TMP/disable.out" >&2;
+          yk_fail "ykadmin disable on B failed"; }
+    t0=$(yk_ms)
+    YK_DIS_REFUSED1= YK_DIS_REFUSED2= YK_DIS_ACCEPTED=0 YK_DIS_TRIES=0
+    while [ -z "$YK_DIS_REFUSED1" ] || [ -z "$YK_DIS_REFUSED2" ]; do
+        for k in 1 2; do
+            [ "$k" = 1 ] && [ -n "$YK_DIS_REFUSED1" ] && continue
+            [ "$k" = 2 ] && [ -n "$YK_DIS_REFUSED2" ] && continue
+            YK_DIS_TRIES=$((YK_DIS_TRIES + 1))
+            yk_replica_otp_to "$k" "$name" "$pw" "$tok"
+            rc=$?
+            now=$(($(yk_ms) - t0))
+            case "$rc:$YK_LAST_LINE" in
+                "0:"*" verdict=accepted "*)
+                    YK_DIS_ACCEPTED=$((YK_DIS_ACCEPTED + 1)) ;;
+                "1:"*" verdict=refused reason=disabled token")
+                    eval "YK_DIS_REFUSED$k=$now" ;;
+                *)
+                    cat "$YK_TMP/otp_to.out" >&2
+                    yk_fail "$name on KDC $k after the disable: exit $rc," \
+                        "log: $YK_LAST_LINE" ;;
+            esac
+        done
+        [ "$now" -lt "$limit" ] ||
+            yk_fail "$name's disabled token still accepted after $now ms"
+    done
+    wait "$poll_pid"
+    [ -s "$YK_TMP/a-disabled.ms" ] ||
+        yk_fail "A did not get the disable within $limit ms"
+    YK_DIS_ON_A=$(($(cat "$YK_TMP/a-disabled.ms") - t0))
+    # It stays refused, on both.
+    for k in 1 2; do
+        yk_replica_otp_to "$k" "$name" "$pw" "$tok" &&
+            yk_fail "$name: accepted again on KDC $k"
+        [[ "$YK_LAST_LINE" == *" verdict=refused reason=disabled token" ]] ||
+            yk_fail "$name on KDC $k: $YK_LAST_LINE"
+    done
+    # The replication B -> A alone, 10 times.
+    for i in $(seq 10); do
+        cmd=enable st=active
+        [ $((i % 2)) -eq 0 ] && cmd=disable st=disabled
+        yk_ykadmin --uri "$YK_LDAP_URI_B" --write-uri "$YK_LDAP_URI_B" \
+            --base "$YK_LDAP_BASE" "$cmd" "$pubid" \
+            > "$YK_TMP/disable.out" 2>&1 ||
+            { cat "$YK_TMP/disable.out" >&2;
+              yk_fail "ykadmin $cmd on B failed"; }
+        yk_replica_wait_attr "$YK_LDAP_URI_A" "$dn" yubikeyTokenSecret \
+            " id=$pubid st=$st " "$limit"
+        delays+=("$YK_REPLICA_WAITED")
+    done
+    YK_DIS_DELAYS=$(printf '%s\n' "${delays[@]}" | sort -n | tr '\n' ' ')
+    # What one poll costs: the value is there already.
+    yk_replica_wait_attr "$YK_LDAP_URI_A" "$dn" yubikeyTokenSecret \
+        " id=$pubid st=disabled " "$limit"
+    YK_DIS_POLL=$YK_REPLICA_WAITED
+    yk_replica_wait_sync
+    for attr in yubikeyTokenSecret yubikeyTokenState; do
+        va=$(yk_replica_values "$YK_LDAP_URI_A" "$dn" "$attr")
+        vb=$(yk_replica_values "$YK_LDAP_URI_B" "$dn" "$attr")
+        [ "$va" = "$vb" ] && [ "$(printf '%s\n' "$va" | grep -c .)" -eq 1 ] ||
+            yk_fail "$name's $attr differs or is not one value: A" \
+                "\"$va\", B \"$vb\""
+    done
+    [[ "$(yk_replica_values "$YK_LDAP_URI_A" "$dn" yubikeyTokenSecret)" == \
+        *" st=disabled "* ]] || yk_fail "the disable was lost in replication"
+}
+
+# yk_replica_otp_to K NAME PW FILE: NAME's password and next OTP of FILE
+# to KDC K (1 or 2) through the test client; its exit code (0 issued, 1
+# refused, 2 no reply); the KDC's line in YK_LAST_LINE, the client's
+# output in $YK_TMP/otp_to.out.
+yk_replica_otp_to() {
+    local conf=$YK_KRB5_CONF_PLAIN log=$YK_KDC_LOG rc
+    [ "$1" = 2 ] && conf=$YK_KRB5_CONF_KDC2 log=$YK_KDC2_LOG
+    KRB5_CONFIG=$conf "$YK_BUILDDIR/tests/client/yktestclient" \
+        --password "$3" --emu "$4" "$2" > "$YK_TMP/otp_to.out" 2>&1
+    rc=$?
+    YK_LAST_LINE=$(yk_kdc_attempts "$2@$YK_REALM" "$log" | tail -1)
+    return $rc
 }

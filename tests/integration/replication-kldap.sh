@@ -11,7 +11,10 @@
 # both KDCs, their swaps held DELAY_MS by the test build's hook: one
 # ticket exactly, the other KDC's log says "refused reason=replay".
 # Then, with A and B in sync, both hold the last counter as the one state
-# value, and the last OTP sent again to either KDC is refused.
+# value, and the last OTP sent again to either KDC is refused.  Then
+# rita's token disabled with ykadmin on B: how long until both KDCs
+# refuse it (KDC 2 reading B), and the delay B -> A (replica.sh's
+# yk_replica_disable_on_b, as replication.sh part b).
 # KDC 2's kldap writes nothing on B (disable_last_success, disable_lockout):
 # with plain syncrepl, a write to a principal's entry on B (kldap's
 # krbLastSuccessfulAuth) made before A's swap reached B replicates the
@@ -101,5 +104,19 @@ yk_ok "after replication settled: A and B hold counter $ctr as the one" \
     "state value; the last OTP sent again is refused by both KDCs"
 kill -0 "$YK_KDC_PID" 2>/dev/null && kill -0 "$YK_KDC2_PID" 2>/dev/null ||
     yk_fail "a KDC died"
+
+# rita's token disabled on B (replica.sh; both KDCs restarted without the
+# delay hook, which would slow every accepted login).
+yk_kdc2_stop
+yk_kdc_stop
+yk_kdc_start
+yk_kdc2_start
+yk_replica_disable_on_b rita rita-pw "$YK_TMP/rita.tok"
+echo "kldap: replication delay B -> A, ykadmin enable/disable on B until A" \
+    "has it, 10 times (ms): $YK_DIS_DELAYS(one poll alone: $YK_DIS_POLL ms)"
+yk_ok "kldap: token disabled on B: refused by KDC 1 (kldap on A) after" \
+    "$YK_DIS_REFUSED1 ms, by KDC 2 (kldap on B) after $YK_DIS_REFUSED2 ms" \
+    "($YK_DIS_ACCEPTED of $YK_DIS_TRIES OTPs accepted before); on A" \
+    "$YK_DIS_ON_A ms after ykadmin returned; A and B agree"
 echo "PASS: replication-kldap.sh"
 exit 0

@@ -37,7 +37,7 @@ R=$YK_REALM
 TC=$YK_BUILDDIR/tests/client/yktestclient
 ROUNDS=20
 DELAY_MS=200
-POLL_LIMIT_MS=10000
+YK_POLL_LIMIT_MS=10000
 YK_BREAKER_TIME=2
 # The KDC's UDP on another port: a DISCARD shows at once as no reply.
 YK_KDC_UDP_PORT=$(yk_realm_free_port) || yk_fail "no free port"
@@ -113,105 +113,16 @@ yk_kdc_stop
 start_kdcs
 
 # --- b. a token disabled on B --------------------------------------------
-# dora's OTP to KDC K (1 or 2) through the test client; prints its exit
-# code (0 issued, 1 refused, 2 no reply) and leaves the KDC's line in
-# LAST_LINE.
-dora_to() {
-    local conf=$YK_KRB5_CONF_PLAIN log=$YK_KDC_LOG rc
-    [ "$1" = 2 ] && conf=$YK_KRB5_CONF_KDC2 log=$YK_KDC2_LOG
-    KRB5_CONFIG=$conf "$TC" --password dora-pw --emu "$YK_TMP/dora.tok" \
-        dora > "$YK_TMP/dora.out" 2>&1
-    rc=$?
-    LAST_LINE=$(yk_kdc_attempts "dora@$R" "$log" | tail -1)
-    return $rc
-}
-
-DORA_DN="uid=dora,$YK_PEOPLE_DN"
-dora_pubid=$("$YK_YKEMU_BIN" --public-id "$YK_TMP/dora.tok")
-# One login on each KDC: both cache dora's record (cache TTL 5 s).
-for k in 1 2; do
-    dora_to "$k" || { cat "$YK_TMP/dora.out" >&2;
-        yk_fail "dora: login on KDC $k refused before the disable"; }
-done
-yk_replica_wait_sync
-# When A holds the disable: polled in the background, from before the
-# disable (absolute ms in a file).
-( yk_replica_wait_attr "$A" "$DORA_DN" yubikeyTokenSecret \
-      " id=$dora_pubid st=disabled " "$POLL_LIMIT_MS" &&
-      yk_ms > "$YK_TMP/a-disabled.ms" ) &
-poll_pid=$!
-yk_ykadmin --uri "$B" --write-uri "$B" disable "$dora_pubid" \
-    > "$YK_TMP/disable.out" 2>&1 ||
-    { cat "$YK_TMP/disable.out" >&2; yk_fail "ykadmin disable on B failed"; }
-t0=$(yk_ms)
-refused1= refused2= accepted=0 tries=0
-while [ -z "$refused1" ] || [ -z "$refused2" ]; do
-    for k in 1 2; do
-        [ "$k" = 1 ] && [ -n "$refused1" ] && continue
-        [ "$k" = 2 ] && [ -n "$refused2" ] && continue
-        tries=$((tries + 1))
-        dora_to "$k"
-        rc=$?
-        now=$(($(yk_ms) - t0))
-        case "$rc:$LAST_LINE" in
-            "0:"*" verdict=accepted "*)
-                accepted=$((accepted + 1)) ;;
-            "1:"*" verdict=refused reason=disabled token")
-                eval "refused$k=$now" ;;
-            *)
-                cat "$YK_TMP/dora.out" >&2
-                yk_fail "dora on KDC $k after the disable: exit $rc," \
-                    "log: $LAST_LINE" ;;
-        esac
-    done
-    [ "$now" -lt "$POLL_LIMIT_MS" ] ||
-        yk_fail "dora's disabled token still accepted after $now ms"
-done
-wait "$poll_pid"
-[ -s "$YK_TMP/a-disabled.ms" ] ||
-    yk_fail "A did not get the disable within $POLL_LIMIT_MS ms"
-on_a=$(($(cat "$YK_TMP/a-disabled.ms") - t0))
-# It stays refused, on both.
-for k in 1 2; do
-    dora_to "$k" && yk_fail "dora: accepted again on KDC $k"
-    [[ "$LAST_LINE" == *" verdict=refused reason=disabled token" ]] ||
-        yk_fail "dora on KDC $k: $LAST_LINE"
-done
-# The replication B -> A alone, 10 times: ykadmin enable / disable on B,
-# then A polled until it holds the change.
-delays=()
-for i in $(seq 10); do
-    cmd=enable st=active
-    [ $((i % 2)) -eq 0 ] && cmd=disable st=disabled
-    yk_ykadmin --uri "$B" --write-uri "$B" "$cmd" "$dora_pubid" \
-        > "$YK_TMP/disable.out" 2>&1 ||
-        { cat "$YK_TMP/disable.out" >&2; yk_fail "ykadmin $cmd on B failed"; }
-    yk_replica_wait_attr "$A" "$DORA_DN" yubikeyTokenSecret \
-        " id=$dora_pubid st=$st " "$POLL_LIMIT_MS"
-    delays+=("$YK_REPLICA_WAITED")
-done
-sorted=$(printf '%s\n' "${delays[@]}" | sort -n | tr '\n' ' ')
-# What one poll costs: the value is there already.
-yk_replica_wait_attr "$A" "$DORA_DN" yubikeyTokenSecret \
-    " id=$dora_pubid st=disabled " "$POLL_LIMIT_MS"
+yk_replica_disable_on_b dora dora-pw "$YK_TMP/dora.tok"
 echo "replication delay B -> A, ykadmin enable/disable on B until A" \
-    "has it, 10 times (ms): $sorted(one poll alone, the value there" \
-    "already: $YK_REPLICA_WAITED ms)"
-yk_replica_wait_sync
-for attr in yubikeyTokenSecret yubikeyTokenState; do
-    va=$(yk_replica_values "$A" "$DORA_DN" "$attr")
-    vb=$(yk_replica_values "$B" "$DORA_DN" "$attr")
-    [ "$va" = "$vb" ] && [ "$(printf '%s\n' "$va" | grep -c .)" -eq 1 ] ||
-        yk_fail "dora's $attr differs or is not one value: A \"$va\"," \
-            "B \"$vb\""
-done
-[[ "$(yk_replica_values "$A" "$DORA_DN" yubikeyTokenSecret)" == \
-    *" st=disabled "* ]] || yk_fail "the disable was lost in replication"
-echo "replication delay B -> A: the disable was on A $on_a ms after" \
+    "has it, 10 times (ms): $YK_DIS_DELAYS(one poll alone, the value there" \
+    "already: $YK_DIS_POLL ms)"
+echo "replication delay B -> A: the disable was on A $YK_DIS_ON_A ms after" \
     "ykadmin returned (polled every ~10 ms plus one ldapsearch)"
-yk_ok "token disabled on B: refused by KDC 1 after $refused1 ms, by" \
-    "KDC 2 after $refused2 ms ($accepted of $tries OTPs accepted" \
-    "before; each attempt takes one test client run); A and B agree"
+yk_ok "token disabled on B: refused by KDC 1 after $YK_DIS_REFUSED1 ms," \
+    "by KDC 2 after $YK_DIS_REFUSED2 ms ($YK_DIS_ACCEPTED of" \
+    "$YK_DIS_TRIES OTPs accepted before; each attempt takes one test" \
+    "client run); A and B agree"
 
 # --- c. A down ------------------------------------------------------------
 # hank's login through the test client on KDC K (more test client
