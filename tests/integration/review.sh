@@ -195,6 +195,42 @@ mv "$YK_KRB5_DIR/master.keyring.good" "$YK_KRB5_DIR/master.keyring"
 yk_ok "a keyring the secrets do not unwrap with: a wrong password and the" \
     "right one with a bad OTP both DISCARDed"
 
+# c2. one key version missing: the tokens rewrapped under a new key
+#     (version 2), then the keyring put back to its copy holding key 1.
+#     dave is new (no record cached: the KDC reads the version-2 secret:
+#     DISCARD); carol's record, cached under version 1, still judges, and
+#     a refusal on it is confirmed on the write server, which cannot be
+#     done (the new secret does not unwrap): both refused.
+K=$YK_KRB5_DIR/master.keyring
+yk_realm_addprinc dave dave-pw
+yk_realm_enroll dave "$YK_TMP/dave.tok"
+cp -p "$K" "$K.v1" || yk_fail "cp keyring"
+# (bob's two entries of part a make the rewrap fail for him, not carol.)
+{ yk_ykadmin rewrap --add-key && yk_ykadmin rewrap; } \
+    > "$YK_TMP/rewrap.out" 2>&1
+grep -q "rewrap principal=carol@$R .* kvno=1 new_kvno=2" "$YK_TMP/rewrap.out" ||
+    { cat "$YK_TMP/rewrap.out" >&2; yk_fail "ykadmin rewrap of carol"; }
+mv "$K" "$K.v12" && cp -p "$K.v1" "$K" || yk_fail "keyring swap"
+sleep 5.5  # the KDC looks at the keyring file every 5 s
+grep -q "rewrap principal=dave@$R .* kvno=1 new_kvno=2" "$YK_TMP/rewrap.out" ||
+    { cat "$YK_TMP/rewrap.out" >&2; yk_fail "ykadmin rewrap of dave"; }
+same "key version 2 missing (dave)" "$YK_KRB5_CONF_PLAIN" dave dave-pw 2
+yk_kdc_attempts "dave@$R" | tail -2 |
+    grep -c "master key version not in the keyring" | grep -qx 2 ||
+    { yk_kdc_attempts "dave@$R" | tail -2 >&2;
+      yk_fail "key version missing: the log does not say why, twice"; }
+same "key version 2 missing (carol, cached)" "$YK_KRB5_CONF_PLAIN" carol \
+    carol-pw 1
+yk_kdc_attempts "carol@$R" | tail -1 | grep -q "not confirmed on the write server: keyring: .*master key version not in the keyring" ||
+    { yk_kdc_attempts "carol@$R" | tail -1 >&2;
+      yk_fail "key version missing (cached): the log does not say why"; }
+mv "$K.v12" "$K" || yk_fail "keyring back"
+sleep 5.5
+yk_ok "the keyring lacks the key version the secrets are wrapped with: a" \
+    "wrong password and the right one with a bad OTP both DISCARDed (no" \
+    "record cached), both refused (a record cached under the old version:" \
+    "the refusal not confirmed)"
+
 # d. the swap itself fails after a right password (the write server
 #    frozen while the test build's hook holds the swap): DISCARDed,
 #    counted nowhere; a wrong password with a good OTP: refused, counted.
