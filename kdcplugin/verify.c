@@ -68,6 +68,7 @@
 
 #include "errors.h"
 #include "padata.h"
+#include "postread.h"
 #include "rfc6560.h"
 #include "secmem.h"
 #include "verify.h"
@@ -1099,6 +1100,33 @@ confirm_always(yk_verdict v)
         v == YK_V_PENDING_TOKEN || v == YK_V_POLICY;
 }
 
+/* The verdict on an OTP whose swap landed beside a rival value (store's
+ * YK_ERR_STORE_RIVAL, kind YK_RIVAL_*), logged loudly: the same counter
+ * accepted on another provider too (or one past it) is a replay, the
+ * same request there a retransmission; a post-read that does not parse
+ * is an outage (DISCARD: the OTP is spent either way). */
+static void
+rival_verdict(yk_realm *r, int kind, yk_verify_out *out)
+{
+    if (kind == YK_RIVAL_UNREADABLE) {
+        yk_kdc_log("WARNING: realm %s: %s: the login is discarded",
+                   r->name, yk_store_last_error(r->store));
+        set_verdict(out, YK_V_BACKEND, "swap: post-read unusable");
+        return;
+    }
+    yk_kdc_log("WARNING: realm %s: %s: %s; the KDCs swap on more than one "
+               "provider", r->name, yk_store_last_error(r->store),
+               kind == YK_RIVAL_RETRANSMISSION ?
+               "the same request, a retransmission" :
+               "the OTP is refused as a replay");
+    if (kind == YK_RIVAL_RETRANSMISSION)
+        set_verdict(out, YK_V_RETRANSMISSION, NULL);
+    else if (kind == YK_RIVAL_OLDER)
+        set_verdict(out, YK_V_OLDER, "swapped further on another provider");
+    else
+        set_verdict(out, YK_V_REPLAY, NULL);
+}
+
 /* Steps 3-6 on rec (from attempt_begin): the checks, the re-reads and
  * the swap loop.  pw (pw_len bytes, NULL: none) is an RFC 6560 password,
  * checked with in->check_password before the first swap. */
@@ -1157,13 +1185,13 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
                 break;
             }
             if (ret == YK_ERR_STORE_RIVAL) {
-                /* Our value landed beside one as high from another
-                 * provider: judged again on a fresh read, which refuses
-                 * this counter as a replay. */
-                yk_kdc_log("WARNING: realm %s: %s: the OTP is judged "
-                           "again (a replay is refused); the KDCs swap on "
-                           "more than one provider", r->name,
-                           yk_store_last_error(r->store));
+                /* The modify landed beside a value as high from another
+                 * provider (or its read-back is unusable): judged on
+                 * that, not re-read (the re-read would find our own
+                 * value), never accepted. */
+                rival_verdict(r, yk_store_last_rival(r->store), out);
+                rec->fetched = 0;
+                break;
             } else if (ret != YK_ERR_STORE_CONFLICT) {
                 /* Never retried: a timed-out write may have landed. */
                 store_failed(r, ret, "compare-and-swap");

@@ -29,6 +29,7 @@
 #include <ldap.h>
 
 #include "errors.h"
+#include "postread.h"
 #include "secmem.h"
 #include "store.h"
 #include "store_int.h"
@@ -1026,56 +1027,23 @@ modlist_del_secrets(modlist *ml, const yk_token *tok, size_t *n_out)
     return 0;
 }
 
-/* Whether the post-read entry (RFC 4527) in ctrls holds, beside mine
- * (the value just added), a state value of tok's token whose counter is
- * as high as new_state's: a swap of that counter made on another
- * provider, which replication brought in between our read and our swap
- * (delta-syncrepl keeps such values beside ours; the modify deleted
- * only the values we had read).  0 none, or no post-read (a server
- * without the control), 1 a rival, -1 an entry that does not parse. */
-static int
-postread_rival(LDAPControl **ctrls, const yk_token *tok, const char *mine,
+/* What the post-read entry (RFC 4527) in ctrls holds beside mine, the
+ * value just added (postread.c): YK_RIVAL_* into st->rival, and 0; or a
+ * post-read that is not there (a server without the control: the swap
+ * of before) 0 too; or one that does not parse, YK_ERR_RECORD_FORMAT. */
+static krb5_error_code
+postread_check(yk_store *st, LDAPControl **ctrls, const char *mine,
                const yk_state_rec *new_state)
 {
     LDAPControl *ctrl;
-    BerElement *ber;
-    struct berval dn, attr;
-    BerVarray vals;
-    yk_state_rec rec;
-    size_t i, mine_len = strlen(mine);
-    int rival = 0;
 
+    st->rival = YK_RIVAL_NONE;
     ctrl = ldap_control_find(LDAP_CONTROL_POST_READ, ctrls, NULL);
     if (ctrl == NULL)
         return 0;
-    ber = ber_init(&ctrl->ldctl_value);
-    if (ber == NULL)
-        return -1;
-    if (ber_scanf(ber, "{m{", &dn) == LBER_ERROR)
-        rival = -1;
-    while (rival == 0 && ber_scanf(ber, "{m", &attr) != LBER_ERROR) {
-        vals = NULL;
-        if (ber_scanf(ber, "[W]", &vals) == LBER_ERROR) {
-            rival = -1;
-            break;
-        }
-        if (attr.bv_len == strlen(YK_ATTR_STATE) &&
-            strncasecmp(attr.bv_val, YK_ATTR_STATE, attr.bv_len) == 0) {
-            for (i = 0; vals != NULL && vals[i].bv_val != NULL; i++) {
-                if (vals[i].bv_len == mine_len &&
-                    memcmp(vals[i].bv_val, mine, mine_len) == 0)
-                    continue;
-                if (yk_state_rec_parse(vals[i].bv_val, vals[i].bv_len,
-                                       &rec) == 0 &&
-                    strcmp(rec.pubid, tok->pubid) == 0 &&
-                    rec.counter >= new_state->counter)
-                    rival = 1;
-            }
-        }
-        ber_bvarray_free(vals);
-    }
-    ber_free(ber, 1);
-    return rival;
+    return yk_postread_rival(ctrl->ldctl_value.bv_val,
+                             ctrl->ldctl_value.bv_len, mine, new_state,
+                             &st->rival);
 }
 
 /* Compare-and-swap tok's state: delete the exact values read, add the
@@ -1092,7 +1060,6 @@ yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
     char *value = NULL, *assertion = NULL;
     LDAPControl **postread = NULL;
     size_t ndel;
-    int rival;
 
     if (st == NULL || entry == NULL || tok == NULL || new_state == NULL ||
         strcmp(new_state->pubid, tok->pubid) != 0)
@@ -1121,14 +1088,19 @@ yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
     }
     /* Only a swap that raises the counter (an OTP used) can be raced
      * by a replay; an administrator's rewrite keeps it. */
+    st->rival = YK_RIVAL_NONE;
     if (ret == 0 && new_state->counter > tok->state.counter) {
-        rival = postread_rival(postread, tok, value, new_state);
-        if (rival != 0) {
-            yk_store_set_error(st, "%s after the swap of token %s to "
-                               "counter %lu", rival > 0 ? "a state value "
-                               "as high came in by replication" :
-                               "the post-read entry does not parse",
+        if (postread_check(st, postread, value, new_state) != 0) {
+            yk_store_set_error(st, "the post-read of the swap of token %s "
+                               "to counter %lu does not parse",
                                tok->pubid,
+                               (unsigned long)new_state->counter);
+            st->rival = YK_RIVAL_UNREADABLE;
+            ret = YK_ERR_STORE_RIVAL;
+        } else if (st->rival != YK_RIVAL_NONE) {
+            yk_store_set_error(st, "a state value as high came in by "
+                               "replication after the swap of token %s to "
+                               "counter %lu", tok->pubid,
                                (unsigned long)new_state->counter);
             ret = YK_ERR_STORE_RIVAL;
         }
@@ -1679,4 +1651,10 @@ yk_store_strip_entry(yk_store *st, const char *dn, int *removed_out)
     if (ret == 0 && removed_out != NULL)
         *removed_out = removed;
     return ret;
+}
+
+int
+yk_store_last_rival(const yk_store *st)
+{
+    return st != NULL ? st->rival : YK_RIVAL_NONE;
 }

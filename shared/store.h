@@ -104,7 +104,15 @@ krb5_error_code yk_store_lookup(yk_store *st, const char *principal,
 /* Compare-and-swap token tok's state on the write server: in one modify,
  * delete the exact value read (and any extra state values), add
  * new_state.  YK_ERR_STORE_CONFLICT when the old value is gone
- * (noSuchAttribute: someone else got there first). */
+ * (noSuchAttribute: someone else got there first).  A swap that raises
+ * the counter also reads the entry back (post-read, postread.c):
+ * YK_ERR_STORE_RIVAL when the modify landed but another value of the
+ * token as high stands beside the new one, or the post-read does not
+ * parse; yk_store_last_rival says which (YK_RIVAL_*). */
+/* What the last yk_store_cas_state's post-read showed: YK_RIVAL_NONE,
+ * _RETRANSMISSION, _REPLAY, _OLDER (postread.h), or YK_RIVAL_UNREADABLE. */
+int yk_store_last_rival(const yk_store *st);
+
 krb5_error_code yk_store_cas_state(yk_store *st, const yk_entry *entry,
                                    const yk_token *tok,
                                    const yk_state_rec *new_state);

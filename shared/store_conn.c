@@ -892,6 +892,7 @@ yk_conn_check_result(yk_store *st, yk_conn *c, LDAPMessage *res,
     return yk_conn_check_result_ctrls(st, c, res, what, kind, NULL);
 }
 
+/* See store_int.h. */
 krb5_error_code
 yk_conn_check_result_ctrls(yk_store *st, yk_conn *c, LDAPMessage *res,
                            const char *what, enum yk_op_kind kind,

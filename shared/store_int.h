@@ -49,6 +49,7 @@ struct yk_store {
     int wr_was_failover;         /* the last write connection opened was
                                   * the failover's */
     int failover_event;          /* YK_FAILOVER_*, not yet reported */
+    int rival;                   /* YK_RIVAL_* of the last swap */
     char failover_why[YK_ERRBUF_LEN]; /* why the write server failed */
     char errbuf[YK_ERRBUF_LEN];  /* the last LDAP error, for logs */
 };

@@ -209,8 +209,8 @@ sleep 1
 expect 2 "$lo" 0 " verdict=accepted "
 yk_replica_start_a
 yk_replica_wait_sync 20000
-va=$(ctr_at "$A" | tr '\n' ' ') vb=$(ctr_at "$B" | tr '\n' ' ')
-va=$(ctr_at "$A" | sort -n | tr '\n' ' ') vb=$(ctr_at "$B" | sort -n | tr '\n' ' ')
+va=$(ctr_at "$A" | sort -n | tr '\n' ' ')
+vb=$(ctr_at "$B" | sort -n | tr '\n' ' ')
 echo "conflict: A swapped to $hi_ctr (first), B to $lo_ctr (later), apart;" \
     "after reconnecting A holds counter(s) $va, B $vb"
 if [ "${YK_REPLICA_DELTA:-0}" != 1 ]; then

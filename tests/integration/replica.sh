@@ -241,6 +241,12 @@ yk_replica_setup() {
     [ -f "$YK_SLAPD_MODULES/syncprov.la" ] ||
         [ -f "$YK_SLAPD_MODULES/syncprov.so" ] ||
         yk_skip "slapo-syncprov not found in $YK_SLAPD_MODULES"
+    if [ "${YK_REPLICA_DELTA:-0}" = 1 ] &&
+        [ ! -f "$YK_SLAPD_MODULES/accesslog.la" ] &&
+        [ ! -f "$YK_SLAPD_MODULES/accesslog.so" ]; then
+        yk_skip "slapo-accesslog (delta-syncrepl) not found in" \
+            "$YK_SLAPD_MODULES"
+    fi
     [ "${YK_SLAPD_LDAPI:-0}" = 1 ] &&
         yk_fail "yk_replica_setup: YK_SLAPD_LDAPI is not supported"
     YK_SLAPD_PRE_ACL="access to * by dn.exact=\"$YK_REPL_DN\" read by * break

@@ -7,7 +7,9 @@
 #    60) loses its swap, re-reads and refuses the old key's OTP (bad CRC
 #    or key).  Then the second guard alone: the new token's state value
 #    written by hand equal to the old one's (cached) -- the swap asserts
-#    the secret value it read too, and still loses.
+#    the secret value it read too, and still loses.  Each refusal comes
+#    with exactly one modify on slapd (its monitor): the cached record's
+#    lost swap, not a fresh read.
 # 2. No password oracle in backend failures: a wrong password and the
 #    right one with a bad OTP get the same answer (yktestclient's exit)
 #    when the principal matches two entries (both DISCARDed), when a
@@ -33,6 +35,7 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 R=$YK_REALM
 TC=$YK_BUILDDIR/tests/client/yktestclient
 YK_CACHE_TTL=60
+YK_SLAPD_EXTRA_CONF="database monitor"
 YK_BREAKER_TIME=1
 # The KDC's UDP on another port: a DISCARD shows at once as no reply.
 YK_KDC_UDP_PORT=$(yk_realm_free_port) || yk_fail "no free port"
@@ -52,6 +55,15 @@ states() {
     yk_ldapsearch_as "$YK_ADMIN_DN" "$YK_ADMIN_PW" \
         -b "$YK_LDAP_BASE" "(krbPrincipalName=alice@$R)" yubikeyTokenState |
         sed -n 's/^yubikeyTokenState: //p'
+}
+
+# The modify operations slapd has completed (its monitor database): a
+# refusal that came from a cached record's lost swap is one more; one
+# judged on a fresh read makes none (a bad OTP is never swapped).
+swaps() {
+    ldapsearch -LLL -x -H "$YK_LDAP_URI" \
+        -b 'cn=Modify,cn=Operations,cn=Monitor' -s base \
+        monitorOpCompleted | sed -n 's/^monitorOpCompleted: //p'
 }
 
 # login PASSWORD OTP: kinit with our client module.
@@ -81,9 +93,13 @@ new_state=$(states)
 [ -n "$new_state" ] && [ "$new_state" != "$old_state" ] ||
     yk_fail "the re-enrolled token's state \"$new_state\" equals the old" \
         "one's \"$old_state\": a cached record's swap could win"
+n=$(swaps)
 login alice-pw "$(yk_otp "$YK_TMP/old.tok")" &&
     yk_fail "ABA: the deleted token's OTP was accepted (cached record)"
 yk_expect_attempt alice "verdict=refused reason=bad CRC or key"
+[ "$(swaps)" = $((n + 1)) ] ||
+    yk_fail "ABA: $(($(swaps) - n)) swaps tried, not 1: the refusal did not" \
+        "come from the cached record's lost swap"
 login alice-pw "$(yk_otp "$YK_TMP/new.tok")" ||
     { cat "$YK_TMP/kinit.out" >&2; yk_fail "the new token's OTP refused"; }
 yk_expect_attempt alice "verdict=accepted"
@@ -110,10 +126,14 @@ yubikeyTokenState: $cached_state
 EOF
 [ "$(states)" = "$cached_state" ] ||
     yk_fail "the state value was not set by hand: \"$(states)\""
+n=$(swaps)
 login alice-pw "$(yk_otp "$YK_TMP/new.tok")" &&
     yk_fail "ABA: with the state value equal, the deleted token's OTP was" \
         "accepted (the swap does not assert the secret)"
 yk_expect_attempt alice "verdict=refused reason=bad CRC or key"
+[ "$(swaps)" = $((n + 1)) ] ||
+    yk_fail "ABA (equal state): $(($(swaps) - n)) swaps tried, not 1: the" \
+        "refusal did not come from the cached record's lost swap"
 # (The third token's first OTP has the counter of the state just copied:
 # a replay; its second one is past it.)
 yk_otp "$YK_TMP/third.tok" > /dev/null
