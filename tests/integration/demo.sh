@@ -42,7 +42,7 @@ expect "Required auth indicators not present in ticket: yubikey-2fa\$"
 yk_ok "tools/demo showed login, H flag, signing ticket, replay and refusals"
 
 # Step 10: the stock kinit (RFC 6560) over anonymous PKINIT armor.
-expect "^\[10/10\] A stock kinit, anonymous PKINIT armor \\(RFC 6560\\)"
+expect "^\[10/12\] A stock kinit, anonymous PKINIT armor \\(RFC 6560\\)"
 expect "^    \\$ KRB5_CONFIG=krb5-stock.conf kinit -n -c armor.cc\$"
 expect "^      Default principal: WELLKNOWN/ANONYMOUS@WELLKNOWN:ANONYMOUS\$"
 expect "^      Enter OTP Token Value: alice-pw[cbdefghijklnrtuv]{44}  <- typed"
@@ -55,12 +55,31 @@ expect "^    ok: stock kinit, policy otp: carol's OTP alone -> TGT flagged .*H"
 yk_ok "tools/demo showed a stock kinit's password + OTP, and the OTP" \
     "alone, over anonymous PKINIT armor"
 
-# Exactly the ten steps, then the one-line summary, last.
-n=$(grep -cE '^\[[0-9]+/10\] ' "$out")
-[ "$n" -eq 10 ] || yk_fail "tools/demo showed $n of its 10 steps"
-tail -1 "$out" | grep -qE '^demo: PASSED: all 10 steps behaved as shown' ||
+# Steps 11 and 12: the web page and ssh.
+expect "^\[11/12\] Web single sign-on: Apache \+ mod_auth_gssapi"
+expect "^ +GssapiRequiredNameAttributes \"auth-indicators=yubikey-2fa\"\$"
+expect "^      indicators: yubikey,yubikey-2fa\$"
+expect "^      HTTP 403\$"
+expect "^      Refused: this page needs a ticket obtained with the YubiKey"
+expect "^      alice@$R 200 /yubikey Firefox/"
+expect "^      - 403 /yubikey Firefox/"
+for png in granted-alice refused-dave; do
+    [ -s "$YK_BUILDDIR/demo-screenshots/$png.png" ] ||
+        yk_fail "tools/demo saved no $png.png"
+done
+expect "^\[12/12\] ssh to a signing host: only a YubiKey ticket logs in"
+expect "^      signed in as "
+expect "HIGHER_AUTHENTICATION_REQUIRED.* dave@$R for host/localhost@$R"
+expect "Accepted gssapi-with-mic for .* ssh2: alice@$R"
+yk_ok "tools/demo showed the YubiKey ticket opening the web page (curl," \
+    "Firefox, screenshots) and ssh, the password ticket refused by both"
+
+# Exactly the twelve steps, then the one-line summary, last.
+n=$(grep -cE '^\[[0-9]+/12\] ' "$out")
+[ "$n" -eq 12 ] || yk_fail "tools/demo showed $n of its 12 steps"
+tail -1 "$out" | grep -qE '^demo: PASSED: all 12 steps behaved as shown' ||
     yk_fail "the last line is not the PASSED summary: $(tail -1 "$out")"
-yk_ok "ten steps, then the summary line"
+yk_ok "twelve steps, then the summary line"
 
 # It stopped krb5kdc and slapd (by the PIDs it printed) and cleaned up.
 stopping='^Stopping krb5kdc (pid \([0-9]*\)) and slapd (pid \([0-9]*\));'
