@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* admin.h: what ykadmin's command files share (context, helpers, commands). */
 #ifndef YK_ADMIN_H
 #define YK_ADMIN_H

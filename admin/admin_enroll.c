@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* admin_enroll.c: ykadmin enroll: a new token key, written into a YubiKey. */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* admin_import.c: ykadmin import: existing tokens, from stdin or a file. */
 
 /*

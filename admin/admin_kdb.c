@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* admin_kdb.c: the KDC database, through kadm5's server library. */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* admin_master.c: ykadmin init-master-key and rewrap (the master keyring). */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* admin_purge.c: ykadmin purge: tokens of gone principals, stale pendings. */
 
 /*

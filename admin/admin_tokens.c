@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* admin_tokens.c: ykadmin's commands on enrolled tokens (list, verify...). */
 
 /*

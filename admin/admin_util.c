@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* admin_util.c: what the token commands share: options, checks, writes. */
 
 /*

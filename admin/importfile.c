@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* importfile.c: parsers of token import files and of ykadmin's --map file. */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* importfile.h: parsers of token import files and of ykadmin's --map file. */
 #ifndef YK_IMPORTFILE_H
 #define YK_IMPORTFILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* program.c: programming a YubiKey slot with Yubico OTP via libykpers-1. */
 /*
  * The configuration block: 52 bytes, what a YubiKey takes for a slot

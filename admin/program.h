@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* program.h: writing a Yubico OTP (AES) credential into a YubiKey slot. */
 #ifndef YK_PROGRAM_H
 #define YK_PROGRAM_H

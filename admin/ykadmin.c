@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ykadmin.c: ykadmin's entry point: global options, dispatch, config, logs. */
 
 /*

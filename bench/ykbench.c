@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ykbench.c: load generator: concurrent AS exchanges in five login modes. */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* client_main.c: the clpreauth module "yubikey" (hint, prompts, request). */
 
 /*

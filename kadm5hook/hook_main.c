@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hook_main.c: kadm5_hook "yubikey": tokens follow delprinc and renprinc. */
 
 /*

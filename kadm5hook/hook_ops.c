@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hook_ops.c: what the kadm5_hook does to a principal's tokens. */
 
 /*

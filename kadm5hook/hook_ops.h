@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hook_ops.h: what the kadm5_hook does to a principal's tokens. */
 #ifndef YK_HOOK_OPS_H
 #define YK_HOOK_OPS_H

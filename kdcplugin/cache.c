@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cache.c: per-principal cache of directory lookups (hash table). */
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cache.h: per-principal cache of directory lookups for the KDC module. */
 #ifndef YK_CACHE_H
 #define YK_CACHE_H

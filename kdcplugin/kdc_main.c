@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kdc_main.c: the kdcpreauth module "yubikey": adapts krb5's callbacks. */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mitotp.c: MIT's RADIUS "otp" module beside ours, sharing padata 142. */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mitotp.h: MIT's RADIUS "otp" module beside ours, sharing padata 142. */
 
 #ifndef YK_MITOTP_H

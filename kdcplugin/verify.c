@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* verify.c: the KDC module's logic: verify pipeline, hint, realm state. */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* verify.h: the KDC module's logic as plain functions (DESIGN 4). */
 #ifndef YK_VERIFY_H
 #define YK_VERIFY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config.c: kdc.conf relations, shared by the KDC module and ykadmin. */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config.h: kdc.conf relations, shared by the KDC module and ykadmin. */
 #ifndef YK_CONFIG_H
 #define YK_CONFIG_H

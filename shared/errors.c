@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* errors.c: English messages for krb5-yubikey's error codes. */
 #include <config.h>
 

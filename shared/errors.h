@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* errors.h: krb5-yubikey's own error codes and their messages. */
 #ifndef YK_ERRORS_H
 #define YK_ERRORS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* keywrap.c: the master keyring file and AES-256-GCM wrapping of secrets. */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* keywrap.h: the master keyring and AES-256-GCM wrapping of token secrets. */
 #ifndef YK_KEYWRAP_H
 #define YK_KEYWRAP_H

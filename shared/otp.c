@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* otp.c: Yubico OTP (AES-128 mode): modhex, decryption, CRC, fields. */
 #include <config.h>
 

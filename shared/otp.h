@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* otp.h: Yubico OTP (AES-128 mode): modhex, decryption, CRC, fields. */
 #ifndef YK_OTP_H
 #define YK_OTP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* padata.c: the wire codec of the yubikey padata and mode 1 sealing. */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* padata.h: the wire codec of the yubikey padata (DESIGN 3). */
 #ifndef YK_PADATA_H
 #define YK_PADATA_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* postread.c: the post-read entry of a counter swap, read strictly. */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* postread.h: what the post-read of a counter swap shows (RFC 4527). */
 #ifndef YK_POSTREAD_H
 #define YK_POSTREAD_H

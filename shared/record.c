@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* record.c: canonical text encodings of the LDAP token records. */
 
 /*

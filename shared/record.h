@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* record.h: the canonical text encodings of the LDAP token records. */
 #ifndef YK_RECORD_H
 #define YK_RECORD_H

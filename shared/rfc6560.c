@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rfc6560.c: strict DER codec of the RFC 6560 OTP padata (141, 142). */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rfc6560.h: RFC 6560 OTP padata codec (wire layout: in rfc6560.c only). */
 #ifndef YK_RFC6560_H
 #define YK_RFC6560_H

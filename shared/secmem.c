@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* secmem.c: wiping secrets and comparing them in constant time. */
 #include <config.h>
 

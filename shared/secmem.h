@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* secmem.h: wiping secrets and comparing them in constant time. */
 #ifndef YK_SECMEM_H
 #define YK_SECMEM_H

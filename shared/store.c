@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* store.c: the LDAP token store (read, compare-and-swap, admin writes). */
 
 /*

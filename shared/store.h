@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* store.h: the LDAP token store (read, compare-and-swap, admin writes). */
 #ifndef YK_STORE_H
 #define YK_STORE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* store_conn.c: the token store's LDAP connections, budget and errors. */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* store_int.h: what store.c and store_conn.c share (not for others). */
 #ifndef YK_STORE_INT_H
 #define YK_STORE_INT_H

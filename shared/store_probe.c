@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* store_probe.c: what the write server tells of its replication. */
 
 /*

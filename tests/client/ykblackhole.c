@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ykblackhole.c: a server that takes every packet and answers none. */
 
 /*

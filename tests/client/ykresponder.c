@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ykresponder.c: answers libkrb5's "otp" responder question as SSSD does. */
 
 /*

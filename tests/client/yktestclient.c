@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* yktestclient.c: a test client that sends what stock kinit never sends. */
 
 /*

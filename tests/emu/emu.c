@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* emu.c: a software YubiKey (Yubico OTP mode) and its state file. */
 
 /*

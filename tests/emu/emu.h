@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* emu.h: a software YubiKey (Yubico OTP mode) for tests and the demo. */
 #ifndef YK_EMU_H
 #define YK_EMU_H

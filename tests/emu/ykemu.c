@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ykemu.c: command line of the software YubiKey (tests and the demo). */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_importfile.c: libFuzzer target for the import-file and map parsers. */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_keyring.c: libFuzzer target for the master keyring file parser. */
 
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_keywrap.c: libFuzzer target for wrapped-secret records. */
 
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_otp.c: libFuzzer target for OTP parsing, the codecs and decryption. */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_padata.c: libFuzzer target for the padata decoders. */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_postread.c: libFuzzer target for the swap's post-read parser. */
 #include <stdint.h>
 #include <stdlib.h>

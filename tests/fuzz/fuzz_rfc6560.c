@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_rfc6560.c: libFuzzer target for the RFC 6560 OTP padata codec. */
 #include <config.h>
 

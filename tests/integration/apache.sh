@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # apache.sh: a throwaway Apache 2.4 with mod_auth_gssapi (realm.sh).
 #
 # Source it after realm.sh, then (after yk_realm_setup):

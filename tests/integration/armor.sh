@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # armor.sh: FAST armor that users can get: anonymous PKINIT and a host keytab.
 #
 # The DB2 realm of kinit.sh (realm.sh, lib.sh) with anonymous PKINIT

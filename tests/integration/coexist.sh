@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # coexist.sh: krb5-yubikey beside MIT's RADIUS otp module (Debian's
 # krb5-otp), which uses the same PA-OTP-REQUEST (142).  Stock kinit
 # (nothing of ours on the client), host-keytab armor.

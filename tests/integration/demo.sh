@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # demo.sh: tools/demo as a smoke test, on the tree "make check" built.
 #
 # Runs tools/demo with YK_DEMO_PREBUILT (no install, no build) and checks

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # expect.sh: checks on one command run, shared by the ykadmin tests.
 # Source it after lib.sh; the test defines yka (runs ykadmin with stdout
 # in $T/out and stderr in $T/err, returning its exit status).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # failover-delta.sh: failover.sh on two providers in delta-syncrepl
 # (replica.sh with YK_REPLICA_DELTA=1: an accesslog database on each,
 # syncrepl syncdata=accesslog), where each modify is replicated instead

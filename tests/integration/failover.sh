@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # failover.sh: the write failover (yubikey_ldap_write_failover_uri) on two
 # replicated slapd providers (replica.sh), DB2 realm.
 #

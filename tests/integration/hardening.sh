@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # hardening.sh: what the KDC module tells a password guesser, and its bounds.
 #
 # A DB2 realm (realm.sh) with a slapd that counts its operations (the

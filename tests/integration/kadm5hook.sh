@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kadm5hook.sh: the kadm5_hook "yubikey" under kadmin.local delprinc/renprinc.
 #
 # DB2 (realm.sh: the tokens live in lib.sh's slapd): a rename re-binds

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kinit.sh: password + YubiKey OTP logins against a real KDC and slapd.
 #
 # A DB2 realm whose principal entries (and tokens) live in a separate

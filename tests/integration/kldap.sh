@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kldap.sh: YubiKey logins on a realm whose database is krb5's kldap.
 #
 # A realm made with kdb5_ldap_util on a slapd that holds krb5's schema,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # kldaprealm.sh: a throwaway realm on krb5's LDAP back end (kldap).
 #
 # Source it from a bash test (it sources realm.sh, which sources lib.sh),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lib.sh: integration test harness: a throwaway slapd with the shipped schema.
 #
 # Source it from a bash test (". "$top_srcdir/tests/integration/lib.sh"),

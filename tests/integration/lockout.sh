@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # lockout.sh: OTP failures and the KDC's lockout policy (DB2 realm).
 #
 # Principals under a policy of maxfailure 3 (no expiry of the count, no

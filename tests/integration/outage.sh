@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # outage.sh: the KDC module when its token directory or keyring fails.
 #
 # A DB2 realm whose token directory is a slapd of its own, over TCP

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # pam.sh: a console login through PAM: pam_krb5 (libpam-krb5) with our
 # client module answers the password and the OTP prompts.
 #

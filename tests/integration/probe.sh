@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # probe.sh: what a KDC says at start of its write server's replication
 # (store_probe.c): two providers A and B in multi-provider replication
 # (replica.sh) and a read-only consumer C of A, each server's cn=config

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # protocol.sh: the requests stock kinit never sends, against a real KDC.
 #
 # The same DB2 realm as kinit.sh (realm.sh, lib.sh), plus the test client

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # race.sh: one OTP at once to several KDC processes; many users at once.
 #
 # A DB2 realm (realm.sh) served by "krb5kdc -w 2" and a second krb5kdc on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # radius.sh: a throwaway FreeRADIUS on 127.0.0.1, behind MIT's otp module.
 #
 # Source it after realm.sh, then:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # realm.sh: a throwaway DB2 realm whose token directory is lib.sh's slapd.
 #
 # Source it from a bash test (it sources lib.sh itself), then:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # replica.sh: two slapd providers in multi-provider replication (lib.sh).
 #
 # Source it from a bash test after lib.sh (realm.sh sources lib.sh), then:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # replication-kldap.sh: two KDCs of a kldap realm on two replicated slapds.
 #
 # Two slapd providers A and B in multi-provider replication (replica.sh)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # replication.sh: two KDCs on two replicated slapd providers (DB2 realm).
 #
 # Two slapd providers A and B in multi-provider replication on 127.0.0.1

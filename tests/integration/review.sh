@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # review.sh: the security review's findings (issue 10), one test each.
 #
 # 1. ABA: a token deleted and its public id enrolled again starts from a

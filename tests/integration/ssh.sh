@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # ssh.sh: ssh to a signing host with the YubiKey ticket, and elevated
 # principals (alice for everyday, alice/sign for signing).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # sshd.sh: a throwaway sshd with GSSAPI only (realm.sh).
 #
 # Source it after realm.sh, then (after yk_realm_setup, as root):

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # sssd.sh: SSSD logs in with the YubiKey through RFC 6560 with FAST armor
 # and no module of ours on the client.
 #

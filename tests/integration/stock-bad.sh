@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # stock-bad.sh: bad input on the RFC 6560 path (PA-OTP-REQUEST 142) through
 # the real KDC, one case each.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # stock.sh: a stock MIT kinit (no file of this project on the client: the
 # harness's YK_KRB5_CONF_STOCK) logs in with the YubiKey through RFC 6560
 # (PA-OTP-CHALLENGE 141 / PA-OTP-REQUEST 142) over FAST armor.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # store.sh: the LDAP token store, schema and ACLs against a real slapd.
 #
 # Starts a throwaway slapd with the shipped schema and ACLs (lib.sh), then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* store_test.c: drives shared/store against a real slapd (see store.sh). */
 
 /*

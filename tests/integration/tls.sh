@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tls.sh: the token directory over TLS (ldaps:// and StartTLS), verified.
 #
 # A throwaway CA signs slapd's certificate (IP 127.0.0.1, DNS localhost);

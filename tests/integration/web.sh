@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # web.sh: single sign-on to a web site with the YubiKey ticket.
 #
 # A DB2 realm (realm.sh), a throwaway Apache 2.4 with mod_auth_gssapi on

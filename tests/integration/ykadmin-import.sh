@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # ykadmin-import.sh: "ykadmin import --file" against a real slapd.
 #
 # The three file formats (ykman CSV, the personalization tool's

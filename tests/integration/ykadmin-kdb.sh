@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # ykadmin-kdb.sh: the ykadmin commands that touch the KDC's database or
 # need a running KDC, on a DB2 realm (realm.sh) with the real krb5kdc.
 #

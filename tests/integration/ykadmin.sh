@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # ykadmin.sh: ykadmin against a real slapd, the way an administrator runs it.
 #
 # Keyring creation (and its ownership warnings), import (secrets on

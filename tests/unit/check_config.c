@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_config.c: unit tests of shared/config.c's cleartext decision. */
 #include <config.h>
 

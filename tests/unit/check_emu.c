@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_emu.c: unit tests of the software YubiKey (tests/emu/emu.c). */
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_importfile.c: unit tests of admin/importfile.c (import, map files). */
 #include <config.h>
 

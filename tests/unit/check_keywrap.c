@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_keywrap.c: unit tests for the master keyring and secret wrapping. */
 
 #include <check.h>

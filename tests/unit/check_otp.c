@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_otp.c: unit tests of shared/otp.c (known answers, then bad input). */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_padata.c: unit tests of the padata wire codec and mode 1 sealing. */
 
 #include <config.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_postread.c: unit tests of the swap's post-read parser. */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_program.c: unit tests of admin/program.c (offline, no device). */
 #include <config.h>
 

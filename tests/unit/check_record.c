@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_record.c: unit tests of the LDAP token record encodings. */
 #include <config.h>
 

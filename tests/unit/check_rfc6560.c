@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_rfc6560.c: unit tests of the RFC 6560 OTP padata DER codec. */
 
 #include <config.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_rfc6560_mit.c: our RFC 6560 codec against MIT's own, at run time. */
 
 #include <config.h>

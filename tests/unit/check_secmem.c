@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_secmem.c: unit tests of shared/secmem.c and shared/errors.c. */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* exact.c: exact-size input buffers for the decoder unit tests. */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* exact.h: exact-size input buffers for the decoder unit tests. */
 #ifndef YK_TEST_EXACT_H
 #define YK_TEST_EXACT_H
