@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # readme.sh: README.md's Configuration, run as written.
 #
 # Extracts the README blocks that follow a "<!-- readme-test: NAME -->"
@@ -13,6 +14,9 @@
 # with the kadm5 hook removing the token from the directory.  A marker
 # missing or doubled, a placeholder the test does not know or left in a
 # generated file, or a block that fails, fails the test.
+# With YK_README_INSTALLED=1 (tools/check, the Debian packages
+# installed) the blocks run as written: the packages' module paths,
+# /usr/sbin/ykadmin and /usr/share/krb5-yubikey.
 # Exit 0 pass, 1 fail, 77 skip (announced).
 
 set -u
@@ -21,7 +25,27 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$srcdir/tests/integration/realm.sh"
 
 README=$YK_SRCDIR/README.md
-HOOK_MODULE=$YK_BUILDDIR/.libs/yubikey_kadm5_hook.so
+# The packages' paths README names (amd64's triplet), and this machine's.
+README_PLUGINS=/usr/lib/x86_64-linux-gnu/krb5/plugins
+DEB_PLUGINS=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null ||
+    gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/krb5/plugins
+# YK_README_INSTALLED=1 (tools/check, with the Debian packages installed):
+# the blocks run against the installed files, as written.
+INSTALLED=${YK_README_INSTALLED:-0}
+if [ "$INSTALLED" = 1 ]; then
+    HOOK_MODULE=$DEB_PLUGINS/kadm5_hook/yubikey_kadm5_hook.so
+    YK_KDC_MODULE=$DEB_PLUGINS/preauth/yubikey_kdc.so
+    YK_CLIENT_MODULE=$DEB_PLUGINS/preauth/yubikey_client.so
+    YK_YKADMIN_BIN=/usr/sbin/ykadmin
+    SHAREDIR=/usr/share/krb5-yubikey
+    for f in "$HOOK_MODULE" "$YK_KDC_MODULE" "$YK_CLIENT_MODULE" \
+        "$YK_YKADMIN_BIN" "$SHAREDIR/yubikey.schema"; do
+        [ -e "$f" ] || yk_fail "installed mode: $f is not installed"
+    done
+else
+    HOOK_MODULE=$YK_BUILDDIR/.libs/yubikey_kadm5_hook.so
+    SHAREDIR=$YK_SRCDIR/ldap-schema
+fi
 MARKERS="passwords ldap-files slapd.conf cn=config kdc.conf krb5.conf
 ldapadd ykadmin delprinc"
 ALICE_PW=alice-readme-pw
@@ -52,17 +76,27 @@ export PATH=$T/bin:$PATH
 # KDC_HOST:PORT once slapd and the KDC have their ports).
 declare -A VAL=(
     [REALM]=$YK_REALM [BASE]=$BASE [DC]=${BASE%%,*}
-    [LDAP_URI]="" [KDC_HOST:PORT]="" [DIR]=$YK_KRB5_DIR [SRCDIR]=$YK_SRCDIR
+    [LDAP_URI]="" [KDC_HOST:PORT]="" [DIR]=$YK_KRB5_DIR [SHAREDIR]=$SHAREDIR
     [SCHEMADIR]=$T/schema [LDAPDIR]=$T/ldap [DBDIR]=$T/ldap/db
     [RUNDIR]=$T/run
 )
 VAL[DC]=${VAL[DC]#dc=}
-# The installed paths of README (make install's defaults) and the build
-# tree's files they stand for.
-declare -A PATHS=(
-    [/usr/local/lib/krb5/plugins/preauth/]=$YK_BUILDDIR/.libs/
-    [/usr/local/lib/krb5/plugins/kadm5_hook/]=$YK_BUILDDIR/.libs/
-)
+# The installed paths of README (the packages') and the files they stand
+# for: the build tree's, or this machine's installed ones.
+if [ "$INSTALLED" = 1 ]; then
+    declare -A PATHS=(
+        [$README_PLUGINS/preauth/]=$DEB_PLUGINS/preauth/
+        [$README_PLUGINS/kadm5_hook/]=$DEB_PLUGINS/kadm5_hook/
+    )
+else
+    declare -A PATHS=(
+        [$README_PLUGINS/preauth/]=$YK_BUILDDIR/.libs/
+        [$README_PLUGINS/kadm5_hook/]=$YK_BUILDDIR/.libs/
+    )
+fi
+# What is left of an installed path when a file was not filled in.
+LEFT_RE=$README_PLUGINS/
+[ "$INSTALLED" = 1 ] && LEFT_RE=@@none@@
 
 # The placeholders README's table lists (first column, in capitals).
 readme_placeholders() {
@@ -125,8 +159,8 @@ readme_subst() {
 # (unless the third argument is "script": a block that fills them in)
 # a placeholder of the example files (@NAME@): something left unfilled.
 readme_check_filled() {
-    local f=$1 what=$2 re="@[A-Z_]+@|/usr/local/" left
-    [ "${3:-}" = script ] && re=/usr/local/
+    local f=$1 what=$2 re="@[A-Z_]+@|$LEFT_RE" left
+    [ "${3:-}" = script ] && re=$LEFT_RE
     left=$(grep -nE "$re" "$f")
     [ -z "$left" ] || yk_fail "$what: not filled in: $left"
     left=$(sed 's/@[A-Z_]*@//g' "$f" | grep -nE "$PH_RE")
