@@ -2,13 +2,14 @@
 /* admin_master.c: ykadmin init-master-key and rewrap (the master keyring). */
 
 /*
- * The keyring is a file on every KDC, loaded whole at start; every key
- * version in it unwraps, the newest wraps.  Rotation is two steps, with
- * the KDCs restarted in between, so that no KDC ever meets a record
- * wrapped with a key it has not loaded:
+ * The keyring is a file on every KDC, loaded whole (and again within 5 s
+ * when it changes); every key version in it unwraps, the newest wraps.
+ * Rotation is two steps, with the file copied to every KDC in between,
+ * so that no KDC ever meets a record wrapped with a key it has not
+ * loaded:
  *
  *   rewrap --add-key   adds version N+1 to the file (old ones kept);
- *   (copy the file to every KDC, restart them)
+ *   (copy the file to every KDC: each loads it within 5 s)
  *   rewrap             re-wraps every record under an older version with
  *                      version N+1, one modify per token.
  *
@@ -200,9 +201,10 @@ add_key(yk_admin *adm, const char *kdc_user_opt)
     yk_admin_log(adm, "rewrap add-key keyring=%s version=%lu", path,
                  (unsigned long)version);
     printf("Added key version %lu to the master keyring %s (%lu versions).\n"
-           "Next: copy it to every KDC (owned by the KDC's user, mode 0600) "
-           "and\nrestart them, then run \"ykadmin rewrap\" to wrap every "
-           "token with\nversion %lu.  Keep an offline copy.\n",
+           "Next: copy it to every KDC (owned by the KDC's user, mode 0600; "
+           "krb5kdc\nloads a changed keyring within 5 s, no restart), then "
+           "run \"ykadmin rewrap\"\nto wrap every token with version %lu.  "
+           "Keep an offline copy.\n",
            (unsigned long)version, path,
            (unsigned long)yk_keyring_count(kr), (unsigned long)version);
     (void)check_keyring_file(path, &u);
@@ -430,12 +432,12 @@ const yk_admin_cmd yk_admin_cmd_rewrap = {
     "--add-key [--kdc-user NAME] [--keyring FILE] | [--dry-run] "
     "[--keyring FILE]",
     "rotate the master key: add a version, re-wrap every token",
-    "Rotation takes two runs, with the KDCs restarted in between (they\n"
-    "load the keyring at start and must hold a key before any record is\n"
-    "wrapped with it):\n"
+    "Rotation takes two runs, with the keyring copied to every KDC in\n"
+    "between (a KDC must hold a key before any record is wrapped with it):\n"
     "  1. ykadmin rewrap --add-key   adds a new key version to the keyring\n"
     "  2. copy the keyring to every KDC (owned by the KDC's user, mode\n"
-    "     0600) and restart them: they now accept both versions\n"
+    "     0600): krb5kdc loads a changed keyring within 5 s (no restart;\n"
+    "     the kadm5 hook reads it at each use) and accepts both versions\n"
     "  3. ykadmin rewrap             re-wraps every token record under an\n"
     "     older version with the newest one (one modify per token; safe to\n"
     "     run again)\n"

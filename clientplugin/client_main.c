@@ -2,8 +2,8 @@
 /* client_main.c: the clpreauth module "yubikey" (hint, prompts, request). */
 
 /*
- * The client half of DESIGN 3.  The KDC offers padata type -22859 with a
- * hint (shared/padata.c); this module answers with one request:
+ * The client half of doc/design.md §3.  The KDC offers padata type -22859
+ * with a hint (shared/padata.c); this module answers with one request:
  *
  *   mode 1 (two factors): the password through get_as_key, then the OTP
  *     through the prompter ("YubiKey OTP for alice@REALM"), sealed with the
@@ -529,7 +529,8 @@ yk_client_mode2(krb5_context ctx, krb5_clpreauth_callbacks cb,
                                "request: %s", yk_strerror(ret));
         goto cleanup;
     }
-    /* The KDC replaces the reply key with the armor key (DESIGN 3). */
+    /* The KDC replaces the reply key with the armor key (doc/design.md
+     * §3). */
     ret = cb->set_as_key(ctx, rock, armor_key);
     if (ret)
         goto cleanup;

@@ -2,8 +2,8 @@
 /* verify.c: the KDC module's logic: verify pipeline, hint, realm state. */
 
 /*
- * DESIGN 4 as plain functions, with no krb5 callback in sight (kdc_main.c
- * adapts those).  The pipeline of one attempt:
+ * doc/design.md §4 as plain functions, with no krb5 callback in sight
+ * (kdc_main.c adapts those).  The pipeline of one attempt:
  *
  *   1. decode our padata (one per request); mode 2 needs FAST armor;
  *      yubikey_require_fast refuses mode 1 unarmored;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* verify.h: the KDC module's logic as plain functions (DESIGN 4). */
+/* verify.h: the KDC module's logic as plain functions (doc/design.md §4). */
 #ifndef YK_VERIFY_H
 #define YK_VERIFY_H
 
@@ -145,7 +145,8 @@ krb5_error_code yk_hint_flags(yk_realm *r, const char *principal,
 krb5_error_code yk_hint_cached(yk_realm *r, const char *principal,
                                int armored);
 
-/* Run DESIGN 4 steps 1-6 on one padata of ours; fills *out on every path.
+/* Run doc/design.md §4 steps 1-6 on one padata of ours; fills *out on
+ * every path.
  * out->code 0 means the OTP's counter is committed and the caller must
  * now set the ticket flags, indicators and (mode 2) reply key.  The
  * circuit breaker, the keyring and the principal's record are checked

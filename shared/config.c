@@ -2,7 +2,8 @@
 /* config.c: kdc.conf relations, shared by the KDC module and ykadmin. */
 
 /*
- * Everything is read from the realm's subsection of [realms] (DESIGN 7).
+ * Everything is read from the realm's subsection of [realms]
+ * (doc/design.md §7).
  * When yubikey_ldap_uri is unset and the realm's database_module names a
  * [dbmodules] section whose db_library is kldap, the LDAP settings default
  * to kldap's own: ldap_servers (default ldapi://), ldap_kdc_dn,

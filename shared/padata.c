@@ -2,7 +2,8 @@
 /* padata.c: the wire codec of the yubikey padata and mode 1 sealing. */
 
 /*
- * Wire format (DESIGN 3; doc/protocol.md says the same for other readers).
+ * Wire format (doc/design.md §3; doc/protocol.md says the same for other
+ * readers).
  * Padata type -22859 (-0x594B).  All integers are big-endian, unsigned
  * unless said otherwise.  Every message starts with the magic 0x59 0x4B
  * ("YK") and the version byte 0x01.

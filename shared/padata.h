@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* padata.h: the wire codec of the yubikey padata (DESIGN 3). */
+/* padata.h: the wire codec of the yubikey padata (doc/design.md §3). */
 #ifndef YK_PADATA_H
 #define YK_PADATA_H
 

@@ -600,7 +600,7 @@ out_has "ykadmin rewrap --add-key" "rewrap hint"
 cp -p "$T/keyring" "$T/keyring.v1"
 expect 0 "rewrap --add-key" -- rewrap --add-key
 out_has "Added key version 2 to the master keyring $T/keyring" "add-key"
-out_has "restart them" "add-key says what next"
+out_has "loads a changed keyring within 5 s" "add-key says what next"
 err_has "rewrap add-key keyring=$T/keyring version=2" "add-key log"
 [ "$(grep -c '^key ' "$T/keyring")" = 2 ] || yk_fail "keyring: not 2 keys"
 grep -qxF "$(grep '^key 1 ' "$T/keyring.v1")" "$T/keyring" ||
