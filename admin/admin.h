@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <krb5.h>
-#include "config.h"
+#include "ykconf.h"
 #include "keywrap.h"
 #include "store.h"
 

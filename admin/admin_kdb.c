@@ -15,7 +15,7 @@
  */
 
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's, not shared/config.h: hence <> */
+#include <config.h>
 #endif
 
 #include <errno.h>

@@ -28,7 +28,7 @@
  */
 
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's, not shared/config.h: hence <> */
+#include <config.h>
 #endif
 
 #include <stdio.h>

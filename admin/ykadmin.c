@@ -14,7 +14,7 @@
  */
 
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's, not shared/config.h: hence <> */
+#include <config.h>
 #endif
 
 #include <errno.h>
@@ -257,7 +257,7 @@ operator_identity(char *out, size_t outsize)
 }
 
 /* The command-line overrides, laid over the real profile: a relation of
- * [realms] REALM named here reads as the given value, so that config.c
+ * [realms] REALM named here reads as the given value, so that ykconf.c
  * treats it exactly as if kdc.conf said so. */
 typedef struct {
     profile_t base;

@@ -32,7 +32,7 @@
  * operation.  Realms without a token directory are left alone.
  */
 
-#include <config.h>  /* autoconf's, not shared/config.h: hence <> */
+#include <config.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -220,7 +220,7 @@ kldap_dup(profile_t profile, const char *module, const char *name,
 
 /* The hook's LDAP identity, laid over the realm's yubikey_ldap_bind_dn,
  * yubikey_ldap_password_file and yubikey_ldap_sasl_mech (NULL values read
- * as unset), so that config.c reads its password as it reads the KDC's.
+ * as unset), so that ykconf.c reads its password as it reads the KDC's.
  * Strings malloc'd. */
 typedef struct {
     profile_t base;
@@ -287,7 +287,7 @@ overlay_clear(hook_overlay *ov)
 }
 
 /* Whether realm's LDAP settings come from kldap (no yubikey_ldap_uri, and
- * the realm's database module is kldap), as config.c decides. */
+ * the realm's database module is kldap), as ykconf.c decides. */
 static krb5_error_code
 realm_uses_kldap(profile_t profile, const char *realm, char **module_out)
 {

@@ -9,7 +9,7 @@
  * the clear secret lives in a fixed buffer, wiped on every path.
  */
 
-#include <config.h>  /* autoconf's, not shared/config.h: hence <> */
+#include <config.h>
 
 #include <errno.h>
 #include <stdarg.h>

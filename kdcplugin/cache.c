@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* cache.c: per-principal cache of directory lookups (hash table). */
 
+#include <config.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

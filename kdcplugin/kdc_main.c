@@ -8,7 +8,7 @@
  * flags, indicators, reply key, one log line, one respond call.
  */
 
-#include <config.h>  /* autoconf's, not shared/config.h: hence <> */
+#include <config.h>
 
 #include <errno.h>
 #include <stdlib.h>

@@ -54,7 +54,7 @@
  * path.
  */
 
-#include <config.h>  /* autoconf's, not shared/config.h: hence <> */
+#include <config.h>
 
 #include <ctype.h>
 #include <errno.h>

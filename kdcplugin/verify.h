@@ -10,7 +10,7 @@
 #include <profile.h>
 
 #include "cache.h"
-#include "config.h"
+#include "ykconf.h"
 #include "keywrap.h"
 #include "otp.h"
 #include "store.h"

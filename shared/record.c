@@ -33,6 +33,8 @@
  * A value longer than YK_RECORD_MAX bytes or holding a NUL is refused.
  */
 
+#include <config.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 #include <krb5.h>
-#include "config.h"
+#include "ykconf.h"
 #include "record.h"
 
 /* One token of an entry, with the exact values read (the swap deletes

@@ -32,6 +32,8 @@
  * encodings; ERANGE for a number out of range; EFBIG for a huge file.
  */
 
+#include <config.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -14,6 +14,8 @@
  * before an OTP is printed: a printed OTP is never produced again.
  */
 
+#include <config.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_keyring.c: libFuzzer target for the master keyring file parser. */
 
+#include <config.h>
+
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>

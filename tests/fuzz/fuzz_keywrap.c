@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_keywrap.c: libFuzzer target for wrapped-secret records. */
 
+#include <config.h>
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

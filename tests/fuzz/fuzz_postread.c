@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_postread.c: libFuzzer target for the swap's post-read parser. */
+#include <config.h>
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

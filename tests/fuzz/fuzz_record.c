@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_record.c: libFuzzer target for the LDAP token record parsers. */
+#include <config.h>
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

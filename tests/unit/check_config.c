@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* check_config.c: unit tests of shared/config.c's cleartext decision. */
+/* check_config.c: unit tests of shared/ykconf.c's cleartext decision. */
 #include <config.h>
 
 #include <stdio.h>
@@ -8,9 +8,7 @@
 
 #include <check.h>
 
-/* shared/config.h by way of store.h (a plain "config.h" here would be
- * autoconf's). */
-#include "store.h"
+#include "store.h"  /* and shared/ykconf.h */
 
 #define WHY_LEN 512
 

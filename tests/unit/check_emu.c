@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* check_emu.c: unit tests of the software YubiKey (tests/emu/emu.c). */
 
+#include <config.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

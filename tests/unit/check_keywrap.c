@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* check_keywrap.c: unit tests for the master keyring and secret wrapping. */
 
+#include <config.h>
+
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* config.c: kdc.conf relations, shared by the KDC module and ykadmin. */
+/* ykconf.c: kdc.conf relations, shared by the KDC module and ykadmin. */
 
 /*
  * Everything is read from the realm's subsection of [realms]
@@ -44,7 +44,7 @@
 
 #include "errors.h"
 #include "secmem.h"
-#include "config.h"
+#include "ykconf.h"
 
 #define YK_PASSWORD_FILE_MAX 65536   /* bytes: a larger file is refused */
 #define YK_TIMEOUT_MAX_MS 3600000    /* one hour */
@@ -708,7 +708,7 @@ yk_config_check_write_target(const yk_store_config *sc, char *why,
     return YK_ERR_CONFIG;
 }
 
-/* Whether host is this machine; see config.h. */
+/* Whether host is this machine; see ykconf.h. */
 int
 yk_config_host_is_loopback(const char *host)
 {
@@ -788,7 +788,7 @@ cleartext_hosts(const char *list, char *why, size_t len, int *n_io)
 }
 
 /* Whether a read or write URI sends in clear over the network; see
- * config.h. */
+ * ykconf.h. */
 int
 yk_config_check_cleartext(const yk_store_config *sc, char *why, size_t len)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* config.h: kdc.conf relations, shared by the KDC module and ykadmin. */
-#ifndef YK_CONFIG_H
-#define YK_CONFIG_H
+/* ykconf.h: kdc.conf relations, shared by the KDC module and ykadmin. */
+#ifndef YK_YKCONF_H
+#define YK_YKCONF_H
 
 #include <krb5.h>
 #include <profile.h>
@@ -87,4 +87,4 @@ krb5_error_code yk_store_config_copy(const yk_store_config *in,
 void yk_store_config_clear(yk_store_config *sc);
 void yk_config_clear(yk_config *cfg);
 
-#endif /* YK_CONFIG_H */
+#endif /* YK_YKCONF_H */
