@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* store.c: the LDAP token store (read, compare-and-swap, admin writes). */
+/* store.c: the LDAP token store: lookups and the compare-and-swap. */
 
 /*
- * With store_conn.c (the connections), the only files that include
- * <ldap.h>.  Everything above them sees plain records and YK_ERR_STORE_*
- * codes; LDAP result codes are translated once, in store_conn.c.
+ * With store_conn.c (connections, binds, the time budget), store_entry.c
+ * (an entry's attributes into records) and store_admin.c (the writes of
+ * ykadmin and the kadm5 hook), the only files that include <ldap.h>.
+ * Everything above them sees plain records and YK_ERR_STORE_* codes;
+ * LDAP result codes are translated once, in store_conn.c.
  *
  * Compare-and-swap: one modify that deletes the exact state value(s) read
  * (octetStringMatch compares bytes) and adds the new one.  If another
@@ -35,11 +37,6 @@
 #include "store.h"
 #include "store_int.h"
 
-#define YK_AUX_CLASS "yubikeyPrincipalAux"
-#define YK_ATTR_PUBID "yubikeyPublicId"
-#define YK_ATTR_SECRET "yubikeyTokenSecret"
-#define YK_ATTR_STATE "yubikeyTokenState"
-#define YK_ATTR_POLICY "yubikeyPolicy"
 #define YK_PUBID_FILTER "(yubikeyPublicId=%p)"
 #define YK_LIST_FILTER "(|(yubikeyPublicId=*)(yubikeyTokenSecret=*)" \
     "(yubikeyTokenState=*))"
@@ -89,342 +86,6 @@ cleanup:
     return ret;
 }
 
-/* --- parsing an entry into tokens ------------------------------------- */
-
-/* The token for pubid in e, appended when new. */
-static krb5_error_code
-token_get(yk_entry *e, const char *pubid, yk_token **tok_out)
-{
-    yk_token *grown;
-    size_t i;
-
-    for (i = 0; i < e->ntokens; i++) {
-        if (strcmp(e->tokens[i].pubid, pubid) == 0) {
-            *tok_out = &e->tokens[i];
-            return 0;
-        }
-    }
-    grown = realloc(e->tokens, (e->ntokens + 1) * sizeof(*grown));
-    if (grown == NULL)
-        return ENOMEM;
-    e->tokens = grown;
-    memset(&grown[e->ntokens], 0, sizeof(*grown));
-    snprintf(grown[e->ntokens].pubid, sizeof(grown->pubid), "%s", pubid);
-    *tok_out = &grown[e->ntokens++];
-    return 0;
-}
-
-/* Append a copy of n bytes at v to a raw-value list. */
-static krb5_error_code
-raw_push(char ***vals, size_t **lens, size_t *count, const char *v,
-         size_t n)
-{
-    char **nv;
-    size_t *nl;
-    char *copy;
-
-    copy = malloc(n + 1);
-    if (copy == NULL)
-        return ENOMEM;
-    memcpy(copy, v, n);
-    copy[n] = '\0';
-    nv = realloc(*vals, (*count + 1) * sizeof(*nv));
-    if (nv == NULL) {
-        free(copy);
-        return ENOMEM;
-    }
-    *vals = nv;
-    nl = realloc(*lens, (*count + 1) * sizeof(*nl));
-    if (nl == NULL) {
-        free(copy);
-        return ENOMEM;
-    }
-    *lens = nl;
-    nv[*count] = copy;
-    nl[*count] = n;
-    (*count)++;
-    return 0;
-}
-
-/* A malloc'd NUL-terminated copy of n bytes. */
-static char *
-dup_bytes(const char *v, size_t n)
-{
-    char *s = malloc(n + 1);
-
-    if (s != NULL) {
-        memcpy(s, v, n);
-        s[n] = '\0';
-    }
-    return s;
-}
-
-/* The public id named by a record that does not parse, when its prefix
- * "yk1 id=<pubid> " is intact (so the value can be tied to its token). */
-static int
-salvage_pubid(const char *v, size_t n, char pubid[YK_PUBID_MODHEX_MAX + 1])
-{
-    static const char prefix[] = "yk1 id=";
-    size_t plen = sizeof(prefix) - 1, i;
-
-    if (n <= plen || memcmp(v, prefix, plen) != 0)
-        return 0;
-    for (i = plen; i < n && v[i] != ' '; i++) {
-        if (i - plen >= YK_PUBID_MODHEX_MAX || v[i] == '\0')
-            return 0;
-        pubid[i - plen] = v[i];
-    }
-    pubid[i - plen] = '\0';
-    return yk_pubid_valid(pubid);
-}
-
-/* Mark tok unusable with a reason (the first reason is kept). */
-static void
-token_mark(yk_token *tok, const char *why)
-{
-    if (!tok->malformed)
-        tok->malformed_reason = why;
-    tok->malformed = 1;
-}
-
-/* Add one yubikeyTokenSecret value to e. */
-static krb5_error_code
-entry_add_secret(yk_entry *e, const struct berval *bv)
-{
-    krb5_error_code ret;
-    yk_secret_rec *rec = NULL;
-    yk_token *tok = NULL;
-    char pubid[YK_PUBID_MODHEX_MAX + 1];
-
-    ret = yk_secret_rec_parse(bv->bv_val, bv->bv_len, &rec);
-    if (ret == ENOMEM)
-        return ret;
-    if (ret != 0) {
-        if (!salvage_pubid(bv->bv_val, bv->bv_len, pubid)) {
-            e->nmalformed++;
-            return 0;
-        }
-        ret = token_get(e, pubid, &tok);
-        if (ret)
-            return ret;
-        token_mark(tok, "a secret value does not parse");
-        return raw_push(&tok->secret_extra_raw, &tok->secret_extra_raw_len,
-                        &tok->nsecret_extra, bv->bv_val, bv->bv_len);
-    }
-    ret = token_get(e, rec->pubid, &tok);
-    if (ret)
-        goto cleanup;
-    if (tok->secret != NULL) {
-        token_mark(tok, "two secret values");
-        ret = raw_push(&tok->secret_extra_raw, &tok->secret_extra_raw_len,
-                       &tok->nsecret_extra, bv->bv_val, bv->bv_len);
-        goto cleanup;
-    }
-    tok->secret_raw = dup_bytes(bv->bv_val, bv->bv_len);
-    if (tok->secret_raw == NULL) {
-        ret = ENOMEM;
-        goto cleanup;
-    }
-    tok->secret_raw_len = bv->bv_len;
-    tok->secret = rec;
-    rec = NULL;
-
-cleanup:
-    yk_secret_rec_free(rec);
-    return ret;
-}
-
-/* Whether state a outranks state b: higher counter, then generation,
- * then last use. */
-static int
-state_newer(const yk_state_rec *a, const yk_state_rec *b)
-{
-    if (a->counter != b->counter)
-        return a->counter > b->counter;
-    if (a->gen != b->gen)
-        return a->gen > b->gen;
-    return a->last_use > b->last_use;
-}
-
-/* Add one yubikeyTokenState value to e: the highest counter becomes the
- * token's state, every other value goes to its extras. */
-static krb5_error_code
-entry_add_state(yk_entry *e, const struct berval *bv)
-{
-    krb5_error_code ret;
-    yk_state_rec rec;
-    yk_token *tok = NULL;
-    char pubid[YK_PUBID_MODHEX_MAX + 1];
-    char *raw = NULL;
-
-    ret = yk_state_rec_parse(bv->bv_val, bv->bv_len, &rec);
-    if (ret != 0) {
-        if (!salvage_pubid(bv->bv_val, bv->bv_len, pubid)) {
-            e->nmalformed++;
-            return 0;
-        }
-        ret = token_get(e, pubid, &tok);
-        if (ret)
-            return ret;
-        token_mark(tok, "a state value does not parse");
-        return raw_push(&tok->extra_raw, &tok->extra_raw_len, &tok->nextra,
-                        bv->bv_val, bv->bv_len);
-    }
-    ret = token_get(e, rec.pubid, &tok);
-    if (ret)
-        return ret;
-    if (tok->has_state && !state_newer(&rec, &tok->state))
-        return raw_push(&tok->extra_raw, &tok->extra_raw_len, &tok->nextra,
-                        bv->bv_val, bv->bv_len);
-
-    /* The new value wins: demote the previous one to the extras. */
-    raw = dup_bytes(bv->bv_val, bv->bv_len);
-    if (raw == NULL)
-        return ENOMEM;
-    if (tok->has_state) {
-        ret = raw_push(&tok->extra_raw, &tok->extra_raw_len, &tok->nextra,
-                       tok->state_raw, tok->state_raw_len);
-        if (ret) {
-            free(raw);
-            return ret;
-        }
-        free(tok->state_raw);
-    }
-    tok->state_raw = raw;
-    tok->state_raw_len = bv->bv_len;
-    tok->state = rec;
-    tok->has_state = 1;
-    return 0;
-}
-
-/* Set e's principal name from the entry when the caller gave none:
- * krbCanonicalName, else the first krbPrincipalName, else "". */
-static krb5_error_code
-entry_set_principal(LDAP *ld, LDAPMessage *msg, const char *given,
-                    char **out)
-{
-    struct berval **v = NULL;
-
-    if (given == NULL) {
-        v = ldap_get_values_len(ld, msg, "krbCanonicalName");
-        if (v == NULL || v[0] == NULL) {
-            ldap_value_free_len(v);
-            v = ldap_get_values_len(ld, msg, "krbPrincipalName");
-        }
-    }
-    if (v != NULL && v[0] != NULL &&
-        memchr(v[0]->bv_val, '\0', v[0]->bv_len) == NULL)
-        *out = dup_bytes(v[0]->bv_val, v[0]->bv_len);
-    else
-        *out = strdup(given != NULL ? given : "");
-    ldap_value_free_len(v);
-    return *out == NULL ? ENOMEM : 0;
-}
-
-/* Check every token of e once all values are in: a record without a
- * yubikeyPublicId value escapes the uniqueness check, and a secret
- * without a state value cannot be swapped. */
-static void
-entry_finish(yk_entry *e)
-{
-    size_t i;
-    yk_token *tok;
-
-    for (i = 0; i < e->ntokens; i++) {
-        tok = &e->tokens[i];
-        if (!tok->has_pubid && (tok->secret_raw != NULL || tok->has_state ||
-                                tok->nextra > 0 || tok->nsecret_extra > 0))
-            token_mark(tok, "no yubikeyPublicId value");
-        if (tok->secret != NULL && !tok->has_state)
-            token_mark(tok, "no state value");
-    }
-}
-
-/* Parse one search result entry into a new yk_entry. */
-static krb5_error_code
-entry_parse(LDAP *ld, LDAPMessage *msg, const char *principal,
-            yk_entry **out)
-{
-    krb5_error_code ret = 0;
-    yk_entry *e = NULL;
-    yk_token *tok;
-    struct berval **v = NULL;
-    char *dn = NULL, pubid[YK_PUBID_MODHEX_MAX + 1];
-    size_t i;
-
-    e = calloc(1, sizeof(*e));
-    if (e == NULL)
-        return ENOMEM;
-    dn = ldap_get_dn(ld, msg);
-    e->dn = dn != NULL ? strdup(dn) : NULL;
-    ldap_memfree(dn);
-    if (e->dn == NULL) {
-        ret = ENOMEM;
-        goto cleanup;
-    }
-    ret = entry_set_principal(ld, msg, principal, &e->principal);
-    if (ret)
-        goto cleanup;
-
-    /* Public ids first, so tokens keep the order of that attribute. */
-    v = ldap_get_values_len(ld, msg, YK_ATTR_PUBID);
-    for (i = 0; v != NULL && v[i] != NULL; i++) {
-        if (v[i]->bv_len > YK_PUBID_MODHEX_MAX ||
-            memchr(v[i]->bv_val, '\0', v[i]->bv_len) != NULL) {
-            e->nmalformed++;
-            continue;
-        }
-        memcpy(pubid, v[i]->bv_val, v[i]->bv_len);
-        pubid[v[i]->bv_len] = '\0';
-        if (!yk_pubid_valid(pubid)) {
-            e->nmalformed++;
-            continue;
-        }
-        ret = token_get(e, pubid, &tok);
-        if (ret)
-            goto cleanup;
-        tok->has_pubid = 1;
-    }
-    ldap_value_free_len(v);
-    v = NULL;
-
-    v = ldap_get_values_len(ld, msg, YK_ATTR_SECRET);
-    for (i = 0; ret == 0 && v != NULL && v[i] != NULL; i++)
-        ret = entry_add_secret(e, v[i]);
-    ldap_value_free_len(v);
-    v = NULL;
-    if (ret)
-        goto cleanup;
-
-    v = ldap_get_values_len(ld, msg, YK_ATTR_STATE);
-    for (i = 0; ret == 0 && v != NULL && v[i] != NULL; i++)
-        ret = entry_add_state(e, v[i]);
-    ldap_value_free_len(v);
-    v = NULL;
-    if (ret)
-        goto cleanup;
-
-    /* No policy value means the default; a bad one means the stricter. */
-    e->policy = YK_POLICY_2FA;
-    v = ldap_get_values_len(ld, msg, YK_ATTR_POLICY);
-    if (v != NULL && v[0] != NULL) {
-        e->has_policy = 1;
-        if (v[1] != NULL ||
-            yk_policy_parse(v[0]->bv_val, v[0]->bv_len, &e->policy) != 0) {
-            e->policy = YK_POLICY_2FA;
-            e->nmalformed++;
-        }
-    }
-    entry_finish(e);
-    *out = e;
-    e = NULL;
-
-cleanup:
-    ldap_value_free_len(v);
-    yk_entry_free(e);
-    return ret;
-}
-
 /* --- searching ---------------------------------------------------------- */
 
 /* Called for each entry found; arg is the caller's. */
@@ -453,7 +114,7 @@ targets_add(yk_store *st, const char *base, size_t len, int scope)
     if (grown == NULL)
         return ENOMEM;
     st->targets = grown;
-    grown[st->ntargets].base = dup_bytes(base, len);
+    grown[st->ntargets].base = yk_dup_bytes(base, len);
     if (grown[st->ntargets].base == NULL)
         return ENOMEM;
     grown[st->ntargets].scope = scope;
@@ -678,7 +339,7 @@ lookup_entry(LDAP *ld, LDAPMessage *msg, void *arg)
 
     if (la->entry != NULL)
         return 0;
-    return entry_parse(ld, msg, la->principal, &la->entry);
+    return yk_entry_parse(ld, msg, la->principal, &la->entry);
 }
 
 /* Make a store for a copy of cfg; no connection yet. */
@@ -765,71 +426,12 @@ cleanup:
     return ret;
 }
 
-/* The token with public id pubid in entry, or NULL. */
-yk_token *
-yk_entry_find_token(const yk_entry *entry, const char *pubid)
-{
-    size_t i;
-
-    if (entry == NULL || pubid == NULL)
-        return NULL;
-    for (i = 0; i < entry->ntokens; i++) {
-        if (strcmp(entry->tokens[i].pubid, pubid) == 0)
-            return &entry->tokens[i];
-    }
-    return NULL;
-}
-
-/* Free a raw-value list. */
-static void
-raw_free(char **vals, size_t *lens, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        free(vals[i]);
-    free(vals);
-    free(lens);
-}
-
-/* Free an entry and its tokens; NULL is accepted. */
-void
-yk_entry_free(yk_entry *entry)
-{
-    size_t i;
-    yk_token *tok;
-
-    if (entry == NULL)
-        return;
-    for (i = 0; i < entry->ntokens; i++) {
-        tok = &entry->tokens[i];
-        yk_secret_rec_free(tok->secret);
-        free(tok->secret_raw);
-        free(tok->state_raw);
-        raw_free(tok->extra_raw, tok->extra_raw_len, tok->nextra);
-        raw_free(tok->secret_extra_raw, tok->secret_extra_raw_len,
-                 tok->nsecret_extra);
-    }
-    free(entry->tokens);
-    free(entry->dn);
-    free(entry->principal);
-    free(entry);
-}
-
 /* --- writing ------------------------------------------------------------ */
 
-/* A modification list under construction; values point to the caller's
- * strings, the list owns only its arrays. */
-typedef struct {
-    LDAPMod **mods;
-    size_t n;
-} modlist;
-
-/* Append a modification op on attr with nvals values (lens NULL: the
- * values are NUL-terminated). */
-static krb5_error_code
-modlist_add(modlist *ml, int op, const char *attr, size_t nvals,
-            char *const *vals, const size_t *lens)
+/* See store_int.h. */
+krb5_error_code
+yk_modlist_add(yk_modlist *ml, int op, const char *attr, size_t nvals,
+               char *const *vals, const size_t *lens)
 {
     LDAPMod **grown, *m = NULL;
     size_t i;
@@ -862,18 +464,18 @@ modlist_add(modlist *ml, int op, const char *attr, size_t nvals,
     return 0;
 }
 
-/* Append a modification with a single NUL-terminated value. */
-static krb5_error_code
-modlist_add1(modlist *ml, int op, const char *attr, const char *val)
+/* See store_int.h. */
+krb5_error_code
+yk_modlist_add1(yk_modlist *ml, int op, const char *attr, const char *val)
 {
     char *v = (char *)val;
 
-    return modlist_add(ml, op, attr, 1, &v, NULL);
+    return yk_modlist_add(ml, op, attr, 1, &v, NULL);
 }
 
-/* Free a modification list (not the values it points to). */
-static void
-modlist_free(modlist *ml)
+/* See store_int.h. */
+void
+yk_modlist_free(yk_modlist *ml)
 {
     size_t i, j;
 
@@ -909,17 +511,11 @@ make_postread(LDAPControl **ctrl_out)
     return rc;
 }
 
-/* Send one modify of dn on the write server and wait for its result.
- * With assertion set (a filter), the modify carries the LDAP assertion
- * control (RFC 4528, critical): the server applies it only while the
- * entry matches the filter, else assertionFailed (a conflict).  With
- * postread_out set, it asks for the state values as the modify left
- * them (post-read); *postread_out holds the result's controls (NULL
- * when none; ldap_controls_free). */
-static krb5_error_code
-modify_entry(yk_store *st, const char *dn, modlist *ml,
-             const char *assertion, LDAPControl ***postread_out,
-             enum yk_op_kind kind)
+/* See store_int.h. */
+krb5_error_code
+yk_modify_entry(yk_store *st, const char *dn, yk_modlist *ml,
+                const char *assertion, LDAPControl ***postread_out,
+                enum yk_op_kind kind)
 {
     krb5_error_code ret;
     yk_conn *c = NULL;
@@ -964,37 +560,36 @@ modify_entry(yk_store *st, const char *dn, modlist *ml,
                                       postread_out);
 }
 
-/* modify_entry with SIGPIPE blocked, without an assertion. */
-static krb5_error_code
-store_modify(yk_store *st, const char *dn, modlist *ml,
-             enum yk_op_kind kind)
+/* See store_int.h. */
+krb5_error_code
+yk_store_modify(yk_store *st, const char *dn, yk_modlist *ml,
+                enum yk_op_kind kind)
 {
     krb5_error_code ret;
     yk_sigpipe_guard g;
 
     yk_sigpipe_block(&g);
-    ret = modify_entry(st, dn, ml, NULL, NULL, kind);
+    ret = yk_modify_entry(st, dn, ml, NULL, NULL, kind);
     yk_sigpipe_restore(&g);
     return ret;
 }
 
-/* Add to ml the deletion of every state value of tok read (the winner
- * and the extras); *n_out says how many. */
-static krb5_error_code
-modlist_del_states(modlist *ml, const yk_token *tok, size_t *n_out)
+/* See store_int.h. */
+krb5_error_code
+yk_modlist_del_states(yk_modlist *ml, const yk_token *tok, size_t *n_out)
 {
     krb5_error_code ret;
 
     *n_out = 0;
     if (tok->state_raw != NULL) {
-        ret = modlist_add(ml, LDAP_MOD_DELETE, YK_ATTR_STATE, 1,
+        ret = yk_modlist_add(ml, LDAP_MOD_DELETE, YK_ATTR_STATE, 1,
                           &tok->state_raw, &tok->state_raw_len);
         if (ret)
             return ret;
         (*n_out)++;
     }
     if (tok->nextra > 0) {
-        ret = modlist_add(ml, LDAP_MOD_DELETE, YK_ATTR_STATE, tok->nextra,
+        ret = yk_modlist_add(ml, LDAP_MOD_DELETE, YK_ATTR_STATE, tok->nextra,
                           tok->extra_raw, tok->extra_raw_len);
         if (ret)
             return ret;
@@ -1003,22 +598,22 @@ modlist_del_states(modlist *ml, const yk_token *tok, size_t *n_out)
     return 0;
 }
 
-/* Add to ml the deletion of every secret value of tok read. */
-static krb5_error_code
-modlist_del_secrets(modlist *ml, const yk_token *tok, size_t *n_out)
+/* See store_int.h. */
+krb5_error_code
+yk_modlist_del_secrets(yk_modlist *ml, const yk_token *tok, size_t *n_out)
 {
     krb5_error_code ret;
 
     *n_out = 0;
     if (tok->secret_raw != NULL) {
-        ret = modlist_add(ml, LDAP_MOD_DELETE, YK_ATTR_SECRET, 1,
+        ret = yk_modlist_add(ml, LDAP_MOD_DELETE, YK_ATTR_SECRET, 1,
                           &tok->secret_raw, &tok->secret_raw_len);
         if (ret)
             return ret;
         (*n_out)++;
     }
     if (tok->nsecret_extra > 0) {
-        ret = modlist_add(ml, LDAP_MOD_DELETE, YK_ATTR_SECRET,
+        ret = yk_modlist_add(ml, LDAP_MOD_DELETE, YK_ATTR_SECRET,
                           tok->nsecret_extra, tok->secret_extra_raw,
                           tok->secret_extra_raw_len);
         if (ret)
@@ -1056,7 +651,7 @@ yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
                    const yk_state_rec *new_state)
 {
     krb5_error_code ret;
-    modlist ml = { NULL, 0 };
+    yk_modlist ml = { NULL, 0 };
     yk_sigpipe_guard g;
     char *value = NULL, *assertion = NULL;
     LDAPControl **postread = NULL;
@@ -1072,9 +667,9 @@ yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
     ret = yk_state_rec_format(new_state, &value);
     if (ret)
         return ret;
-    ret = modlist_del_states(&ml, tok, &ndel);
+    ret = yk_modlist_del_states(&ml, tok, &ndel);
     if (ret == 0)
-        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_STATE, value);
+        ret = yk_modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_STATE, value);
     /* The state alone could be equal to the value of a token deleted and
      * enrolled again under the same public id (ABA): the swap also
      * asserts the exact secret value read, whose wrapped key differs. */
@@ -1083,7 +678,7 @@ yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
                           &assertion);
     if (ret == 0) {
         yk_sigpipe_block(&g);
-        ret = modify_entry(st, entry->dn, &ml, assertion, &postread,
+        ret = yk_modify_entry(st, entry->dn, &ml, assertion, &postread,
                            YK_OP_WRITE);
         yk_sigpipe_restore(&g);
     }
@@ -1107,7 +702,7 @@ yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
         }
     }
     ldap_controls_free(postread);
-    modlist_free(&ml);
+    yk_modlist_free(&ml);
     free(assertion);
     free(value);
     return ret;
@@ -1121,7 +716,7 @@ pubid_entry(LDAP *ld, LDAPMessage *msg, void *arg)
 
     if (*first != NULL)
         return 0;
-    return entry_parse(ld, msg, NULL, first);
+    return yk_entry_parse(ld, msg, NULL, first);
 }
 
 /* Which principal holds pubid (searched on the write server, the
@@ -1175,274 +770,6 @@ cleanup:
     return ret;
 }
 
-/* Our attributes, in the order of the presence bits below. */
-static const char *const strip_attrs[] = {
-    YK_ATTR_PUBID, YK_ATTR_SECRET, YK_ATTR_STATE, YK_ATTR_POLICY, NULL
-};
-#define YK_STRIP_CLASS_BIT (1u << 4)
-
-/* Which of our attributes (bit i for strip_attrs[i]) and whether our
- * class (YK_STRIP_CLASS_BIT) the entry at dn holds, read from the write
- * server.  YK_ERR_STORE_NOT_FOUND when the entry does not exist. */
-static krb5_error_code
-read_presence(yk_store *st, const char *dn, unsigned *mask_out)
-{
-    krb5_error_code ret;
-    yk_conn *c = NULL;
-    const char *attrs[] = { "objectClass", YK_ATTR_PUBID, YK_ATTR_SECRET,
-                            YK_ATTR_STATE, YK_ATTR_POLICY, NULL };
-    struct timeval tv;
-    LDAPMessage *res = NULL, *msg;
-    struct berval **v = NULL;
-    unsigned mask = 0;
-    int rc, msgid;
-    size_t i;
-
-    ret = yk_conn_get(st, 1, &c);
-    if (ret == 0)
-        ret = yk_op_timeout(st, &tv);
-    if (ret)
-        return ret;
-    rc = ldap_search_ext(c->ld, dn, LDAP_SCOPE_BASE, "(objectClass=*)",
-                         (char **)attrs, 0, NULL, NULL, &tv, 1, &msgid);
-    if (rc != LDAP_SUCCESS)
-        return yk_conn_fail(st, c, "search", rc, NULL, YK_OP_READ);
-    ret = yk_conn_wait(st, c, msgid, "search", YK_OP_READ, &res);
-    if (ret)
-        return ret;
-    msg = ldap_first_entry(c->ld, res);
-    for (i = 0; msg != NULL && strip_attrs[i] != NULL; i++) {
-        v = ldap_get_values_len(c->ld, msg, strip_attrs[i]);
-        if (v != NULL && v[0] != NULL)
-            mask |= 1u << i;
-        ldap_value_free_len(v);
-    }
-    v = msg != NULL ? ldap_get_values_len(c->ld, msg, "objectClass") : NULL;
-    for (i = 0; v != NULL && v[i] != NULL; i++) {
-        if (v[i]->bv_len == strlen(YK_AUX_CLASS) &&
-            strncasecmp(v[i]->bv_val, YK_AUX_CLASS, v[i]->bv_len) == 0)
-            mask |= YK_STRIP_CLASS_BIT;
-    }
-    ldap_value_free_len(v);
-    /* A base that does not exist answers noSuchObject. */
-    ret = yk_conn_check_result(st, c, res, "search", YK_OP_READ);
-    if (ret == 0 && msg == NULL)
-        ret = YK_ERR_STORE_NOT_FOUND;
-    if (ret == 0)
-        *mask_out = mask;
-    return ret;
-}
-
-/* Whether the entry at dn already has the auxiliary class (read from the
- * write server, SIGPIPE blocked). */
-static krb5_error_code
-entry_has_aux(yk_store *st, const char *dn, int *has_out)
-{
-    krb5_error_code ret;
-    yk_sigpipe_guard g;
-    unsigned mask = 0;
-
-    yk_sigpipe_block(&g);
-    ret = read_presence(st, dn, &mask);
-    yk_sigpipe_restore(&g);
-    if (ret == 0)
-        *has_out = (mask & YK_STRIP_CLASS_BIT) != 0;
-    return ret;
-}
-
-/* Add a token (public id, secret, initial state) to entry in one modify,
- * with the auxiliary class when the entry lacks it. */
-krb5_error_code
-yk_store_add_token(yk_store *st, const yk_entry *entry,
-                   const yk_secret_rec *secret, const yk_state_rec *state)
-{
-    krb5_error_code ret;
-    modlist ml = { NULL, 0 };
-    char *sec = NULL, *sta = NULL;
-    int has_aux = 0;
-
-    if (st == NULL || entry == NULL || secret == NULL || state == NULL ||
-        strcmp(secret->pubid, state->pubid) != 0)
-        return EINVAL;
-    ret = yk_secret_rec_format(secret, &sec);
-    if (ret == 0)
-        ret = yk_state_rec_format(state, &sta);
-    if (ret)
-        goto cleanup;
-
-    /* Our own check; slapo-unique enforces it against races. */
-    ret = yk_store_find_pubid(st, secret->pubid, NULL, NULL);
-    if (ret == 0) {
-        yk_store_set_error(st, "public id %s is already enrolled", secret->pubid);
-        ret = YK_ERR_STORE_EXISTS;
-    }
-    if (ret == YK_ERR_STORE_AMBIGUOUS)
-        ret = YK_ERR_STORE_EXISTS;
-    if (ret != YK_ERR_TOKEN_UNKNOWN)
-        goto cleanup;
-    ret = entry_has_aux(st, entry->dn, &has_aux);
-    if (ret)
-        goto cleanup;
-
-    if (!has_aux)
-        ret = modlist_add1(&ml, LDAP_MOD_ADD, "objectClass", YK_AUX_CLASS);
-    if (ret == 0)
-        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_PUBID, secret->pubid);
-    if (ret == 0)
-        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_SECRET, sec);
-    if (ret == 0)
-        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_STATE, sta);
-    if (ret == 0)
-        ret = store_modify(st, entry->dn, &ml, YK_OP_ADD_TOKEN);
-
-cleanup:
-    modlist_free(&ml);
-    free(sec);
-    free(sta);
-    return ret;
-}
-
-/* The state an administrative write leaves: new_state when given (its
- * generation raised past the old one), else the old counter and last use
- * with gen + 1 and no nonce (an administrator wrote it).  *has_out is 0
- * when there is neither (the token has no valid state). */
-static void
-admin_state(const yk_token *tok, const yk_state_rec *new_state,
-            yk_state_rec *out, int *has_out)
-{
-    *has_out = 1;
-    if (new_state != NULL) {
-        *out = *new_state;
-        if (tok->has_state && out->gen <= tok->state.gen)
-            out->gen = tok->state.gen + 1;
-    } else if (tok->has_state) {
-        *out = tok->state;
-        out->gen++;
-        out->has_nonce = 0;
-        out->nonce = YK_NONCE_NONE;
-    } else {
-        *has_out = 0;
-    }
-}
-
-/* Replace tok's secret record and rewrite its state value in one modify;
- * every value read for the token (extras included) is deleted exactly. */
-krb5_error_code
-yk_store_update_token(yk_store *st, const yk_entry *entry,
-                      const yk_token *tok, const yk_secret_rec *secret,
-                      const yk_state_rec *new_state)
-{
-    krb5_error_code ret;
-    modlist ml = { NULL, 0 };
-    yk_state_rec next;
-    char *sec = NULL, *sta = NULL;
-    size_t ndel;
-    int has_next;
-
-    if (st == NULL || entry == NULL || tok == NULL || secret == NULL ||
-        strcmp(secret->pubid, tok->pubid) != 0 ||
-        (new_state != NULL && strcmp(new_state->pubid, tok->pubid) != 0))
-        return EINVAL;
-    admin_state(tok, new_state, &next, &has_next);
-    ret = yk_secret_rec_format(secret, &sec);
-    if (ret == 0 && has_next)
-        ret = yk_state_rec_format(&next, &sta);
-    if (ret == 0)
-        ret = modlist_del_secrets(&ml, tok, &ndel);
-    if (ret == 0)
-        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_SECRET, sec);
-    if (ret == 0)
-        ret = modlist_del_states(&ml, tok, &ndel);
-    if (ret == 0 && sta != NULL)
-        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_STATE, sta);
-    if (ret == 0 && !tok->has_pubid)
-        ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_PUBID, tok->pubid);
-    if (ret == 0)
-        ret = store_modify(st, entry->dn, &ml, YK_OP_WRITE);
-    modlist_free(&ml);
-    free(sec);
-    free(sta);
-    return ret;
-}
-
-/* Remove tok's public id and every secret and state value read for it. */
-krb5_error_code
-yk_store_delete_token(yk_store *st, const yk_entry *entry,
-                      const yk_token *tok)
-{
-    krb5_error_code ret = 0;
-    modlist ml = { NULL, 0 };
-    size_t nsec = 0, nsta = 0;
-
-    if (st == NULL || entry == NULL || tok == NULL)
-        return EINVAL;
-    if (tok->has_pubid)
-        ret = modlist_add1(&ml, LDAP_MOD_DELETE, YK_ATTR_PUBID, tok->pubid);
-    if (ret == 0)
-        ret = modlist_del_secrets(&ml, tok, &nsec);
-    if (ret == 0)
-        ret = modlist_del_states(&ml, tok, &nsta);
-    if (ret == 0 && ml.n == 0)
-        ret = YK_ERR_TOKEN_UNKNOWN;
-    if (ret == 0)
-        ret = store_modify(st, entry->dn, &ml, YK_OP_WRITE);
-    modlist_free(&ml);
-    return ret;
-}
-
-/* Set the policy (REPLACE on the single-valued attribute) and rewrite the
- * state value of every token that has one, in one modify. */
-krb5_error_code
-yk_store_set_policy(yk_store *st, const yk_entry *entry, int policy)
-{
-    krb5_error_code ret;
-    modlist ml = { NULL, 0 };
-    const char *name = yk_policy_name(policy);
-    char **vals = NULL;
-    yk_state_rec next;
-    size_t i, nvals = 0, ndel;
-    int has_next;
-
-    if (st == NULL || entry == NULL || name == NULL)
-        return EINVAL;
-    ret = modlist_add1(&ml, LDAP_MOD_REPLACE, YK_ATTR_POLICY, name);
-    if (ret)
-        goto cleanup;
-    vals = calloc(entry->ntokens + 1, sizeof(*vals));
-    if (vals == NULL) {
-        ret = ENOMEM;
-        goto cleanup;
-    }
-    for (i = 0; i < entry->ntokens; i++) {
-        const yk_token *tok = &entry->tokens[i];
-
-        admin_state(tok, NULL, &next, &has_next);
-        if (!has_next)
-            continue;
-        ret = yk_state_rec_format(&next, &vals[nvals]);
-        if (ret)
-            goto cleanup;
-        nvals++;
-        ret = modlist_del_states(&ml, tok, &ndel);
-        if (ret)
-            goto cleanup;
-    }
-    if (nvals > 0) {
-        ret = modlist_add(&ml, LDAP_MOD_ADD, YK_ATTR_STATE, nvals, vals,
-                          NULL);
-        if (ret)
-            goto cleanup;
-    }
-    ret = store_modify(st, entry->dn, &ml, YK_OP_WRITE);
-
-cleanup:
-    modlist_free(&ml);
-    for (i = 0; i < nvals; i++)
-        free(vals[i]);
-    free(vals);
-    return ret;
-}
-
 /* List state: every entry parsed so far. */
 typedef struct {
     yk_entry **entries;
@@ -1457,7 +784,7 @@ list_entry(LDAP *ld, LDAPMessage *msg, void *arg)
     list_arg *la = arg;
     yk_entry *e = NULL, **grown;
 
-    ret = entry_parse(ld, msg, NULL, &e);
+    ret = yk_entry_parse(ld, msg, NULL, &e);
     if (ret)
         return ret;
     grown = realloc(la->entries, (la->n + 1) * sizeof(*grown));
@@ -1504,154 +831,6 @@ yk_store_list(yk_store *st, const char *principal, yk_entry ***entries_out,
     *entries_out = la.entries;
     *n_out = la.n;
     return 0;
-}
-
-/* Free a list of entries; NULL is accepted. */
-void
-yk_entries_free(yk_entry **entries, size_t n)
-{
-    size_t i;
-
-    if (entries == NULL)
-        return;
-    for (i = 0; i < n; i++)
-        yk_entry_free(entries[i]);
-    free(entries);
-}
-
-/* --- kadm5_hook: delprinc and renprinc ----------------------------------- */
-
-#define YK_STRIP_TRIES 3         /* re-reads after a racing writer */
-
-
-/* Re-bind entry's tokens (new secret records, rewritten states) and
- * optionally move krbPrincipalName, in one modify. */
-krb5_error_code
-yk_store_rebind_tokens(yk_store *st, const yk_entry *entry,
-                       yk_secret_rec *const *secrets, const char *old_name,
-                       const char *new_name)
-{
-    krb5_error_code ret = 0;
-    modlist ml = { NULL, 0 };
-    yk_state_rec next;
-    char **vals = NULL;
-    size_t i, nvals = 0, ndel;
-    int has_next;
-
-    if (st == NULL || entry == NULL || (secrets == NULL &&
-                                        entry->ntokens > 0) ||
-        (old_name == NULL) != (new_name == NULL))
-        return EINVAL;
-    /* At most a secret and a state value per token. */
-    vals = calloc(2 * entry->ntokens + 1, sizeof(*vals));
-    if (vals == NULL)
-        return ENOMEM;
-    for (i = 0; i < entry->ntokens; i++) {
-        const yk_token *tok = &entry->tokens[i];
-
-        if (secrets[i] == NULL)
-            continue;
-        if (strcmp(secrets[i]->pubid, tok->pubid) != 0) {
-            ret = EINVAL;
-            goto cleanup;
-        }
-        ret = yk_secret_rec_format(secrets[i], &vals[nvals]);
-        if (ret)
-            goto cleanup;
-        ret = modlist_del_secrets(&ml, tok, &ndel);
-        if (ret == 0)
-            ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_SECRET,
-                               vals[nvals]);
-        nvals++;
-        if (ret)
-            goto cleanup;
-        admin_state(tok, NULL, &next, &has_next);
-        if (!has_next)
-            continue;
-        ret = yk_state_rec_format(&next, &vals[nvals]);
-        if (ret)
-            goto cleanup;
-        ret = modlist_del_states(&ml, tok, &ndel);
-        if (ret == 0)
-            ret = modlist_add1(&ml, LDAP_MOD_ADD, YK_ATTR_STATE,
-                               vals[nvals]);
-        nvals++;
-        if (ret)
-            goto cleanup;
-    }
-    if (old_name != NULL) {
-        /* Delete the exact old value: gone means someone else moved it. */
-        ret = modlist_add1(&ml, LDAP_MOD_DELETE, "krbPrincipalName",
-                           old_name);
-        if (ret == 0)
-            ret = modlist_add1(&ml, LDAP_MOD_ADD, "krbPrincipalName",
-                               new_name);
-        if (ret)
-            goto cleanup;
-    }
-    ret = store_modify(st, entry->dn, &ml, YK_OP_WRITE);
-
-cleanup:
-    modlist_free(&ml);
-    for (i = 0; i < nvals; i++)
-        free(vals[i]);
-    free(vals);
-    return ret;
-}
-
-/* One attempt at stripping dn: read what is there, delete it. */
-static krb5_error_code
-strip_once(yk_store *st, const char *dn, int *removed_out)
-{
-    krb5_error_code ret;
-    modlist ml = { NULL, 0 };
-    unsigned mask = 0;
-    size_t i;
-
-    *removed_out = 0;
-    ret = read_presence(st, dn, &mask);
-    if (ret)
-        return ret;
-    /* An empty value list deletes the whole attribute. */
-    for (i = 0; ret == 0 && strip_attrs[i] != NULL; i++) {
-        if (mask & (1u << i))
-            ret = modlist_add(&ml, LDAP_MOD_DELETE, strip_attrs[i], 0,
-                              NULL, NULL);
-    }
-    if (ret == 0 && (mask & YK_STRIP_CLASS_BIT))
-        ret = modlist_add1(&ml, LDAP_MOD_DELETE, "objectClass",
-                           YK_AUX_CLASS);
-    if (ret == 0 && ml.n > 0) {
-        ret = modify_entry(st, dn, &ml, NULL, NULL, YK_OP_WRITE);
-        if (ret == 0)
-            *removed_out = 1;
-    }
-    modlist_free(&ml);
-    return ret;
-}
-
-/* Remove all our attributes and the class from dn (see store.h). */
-krb5_error_code
-yk_store_strip_entry(yk_store *st, const char *dn, int *removed_out)
-{
-    krb5_error_code ret = YK_ERR_STORE_CONFLICT;
-    yk_sigpipe_guard g;
-    int removed = 0, tries;
-
-    if (st == NULL || dn == NULL)
-        return EINVAL;
-    yk_sigpipe_block(&g);
-    /* noSuchAttribute: a value vanished between the read and the modify
-     * (a KDC's swap, an administrator): read again. */
-    for (tries = 0; tries < YK_STRIP_TRIES && ret == YK_ERR_STORE_CONFLICT;
-         tries++)
-        ret = strip_once(st, dn, &removed);
-    yk_sigpipe_restore(&g);
-    if (ret == YK_ERR_STORE_NOT_FOUND)
-        ret = 0;
-    if (ret == 0 && removed_out != NULL)
-        *removed_out = removed;
-    return ret;
 }
 
 int

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* store_int.h: what store.c and store_conn.c share (not for others). */
+/* store_int.h: what the store's files share (not for others). */
 #ifndef YK_STORE_INT_H
 #define YK_STORE_INT_H
 
@@ -118,5 +118,66 @@ krb5_error_code yk_conn_check_result_ctrls(yk_store *st, yk_conn *c,
  * yk_conn_check_result in one. */
 krb5_error_code yk_conn_finish(yk_store *st, yk_conn *c, int rc, int msgid,
                                const char *what, enum yk_op_kind kind);
+
+/* The token attributes (ldap-schema/yubikey.schema). */
+#define YK_AUX_CLASS "yubikeyPrincipalAux"
+#define YK_ATTR_PUBID "yubikeyPublicId"
+#define YK_ATTR_SECRET "yubikeyTokenSecret"
+#define YK_ATTR_STATE "yubikeyTokenState"
+#define YK_ATTR_POLICY "yubikeyPolicy"
+
+/* A modification list under construction; values point to the caller's
+ * strings, the list owns only its arrays. */
+typedef struct {
+    LDAPMod **mods;
+    size_t n;
+} yk_modlist;
+
+/* --- store.c, store_entry.c and store_admin.c share these ----------- */
+
+/* A malloc'd NUL-terminated copy of n bytes. */
+char *yk_dup_bytes(const char *v, size_t n);
+
+/* Parse one search result entry into a new yk_entry. */
+krb5_error_code yk_entry_parse(LDAP *ld, LDAPMessage *msg,
+                               const char *principal, yk_entry **out);
+
+/* Append a modification op on attr with nvals values (lens NULL: the
+ * values are NUL-terminated). */
+krb5_error_code yk_modlist_add(yk_modlist *ml, int op, const char *attr,
+                               size_t nvals, char *const *vals,
+                               const size_t *lens);
+
+/* Append a modification with a single NUL-terminated value. */
+krb5_error_code yk_modlist_add1(yk_modlist *ml, int op, const char *attr,
+                                const char *val);
+
+/* Free a modification list (not the values it points to). */
+void yk_modlist_free(yk_modlist *ml);
+
+/* Send one modify of dn on the write server and wait for its result.
+ * With assertion set (a filter), the modify carries the LDAP assertion
+ * control (RFC 4528, critical): the server applies it only while the
+ * entry matches the filter, else assertionFailed (a conflict).  With
+ * postread_out set, it asks for the state values as the modify left
+ * them (post-read); *postread_out holds the result's controls (NULL
+ * when none; ldap_controls_free). */
+krb5_error_code yk_modify_entry(yk_store *st, const char *dn, yk_modlist *ml,
+                                const char *assertion,
+                                LDAPControl ***postread_out,
+                                enum yk_op_kind kind);
+
+/* yk_modify_entry with SIGPIPE blocked, without an assertion. */
+krb5_error_code yk_store_modify(yk_store *st, const char *dn, yk_modlist *ml,
+                                enum yk_op_kind kind);
+
+/* Add to ml the deletion of every state value of tok read (the winner
+ * and the extras); *n_out says how many. */
+krb5_error_code yk_modlist_del_states(yk_modlist *ml, const yk_token *tok,
+                                      size_t *n_out);
+
+/* Add to ml the deletion of every secret value of tok read. */
+krb5_error_code yk_modlist_del_secrets(yk_modlist *ml, const yk_token *tok,
+                                       size_t *n_out);
 
 #endif /* YK_STORE_INT_H */
