@@ -30,14 +30,13 @@
 #include <krb5/clpreauth_plugin.h>
 
 #include "errors.h"
-#include "otp.h"         /* OTP length constants only: no libgcrypt */
+#include "clientlogic.h"
+#include "modhex.h"      /* the OTP lengths, the alphabet: no libgcrypt */
 #include "padata.h"
 #include "secmem.h"
 
 #define YK_OPT_MODE "yubikey_mode"   /* the gic option: kinit -X */
-#define YK_MODE_AUTO 0               /* no forced mode */
 #define YK_INPUT_LEN 128             /* prompt buffer; longer is refused */
-#define YK_KEYNAME_LEN 16            /* longest JSON key we accept */
 
 /*
  * The OTP length announced to responders: 12 modhex characters of public id
@@ -68,14 +67,8 @@ static krb5_preauthtype yk_client_pa_types[] = { YK_PADATA_TYPE, 0 };
 static krb5_error_code
 yk_client_parse_mode(krb5_context ctx, const char *value, int *mode_out)
 {
-    if (value != NULL && strcmp(value, "2fa") == 0) {
-        *mode_out = YK_MODE_2FA;
+    if (yk_client_mode_parse(value, mode_out) == 0)
         return 0;
-    }
-    if (value != NULL && strcmp(value, "otp") == 0) {
-        *mode_out = YK_MODE_OTP;
-        return 0;
-    }
     krb5_set_error_message(ctx, EINVAL,
                            "yubikey_mode must be \"2fa\" or \"otp\", not "
                            "\"%s\"", value == NULL ? "" : value);
@@ -146,178 +139,33 @@ yk_client_choose(krb5_context ctx, krb5_get_init_creds_opt *opt,
         return ret;
     armored = (cb->fast_armor(ctx, rock) != NULL);
 
-    if (forced == YK_MODE_OTP) {
-        if (!armored) {
-            krb5_set_error_message(ctx, YK_CLIENT_STOP,
-                                   "YubiKey OTP-only login needs FAST "
-                                   "armor (kinit -T)");
-            return YK_CLIENT_STOP;
-        }
-        if (!(flags & YK_HINT_OTP_ALONE_OK)) {
-            krb5_set_error_message(ctx, YK_CLIENT_STOP,
-                                   "The KDC does not offer YubiKey "
-                                   "OTP-only login for this principal");
-            return YK_CLIENT_STOP;
-        }
-        *mode_out = YK_MODE_OTP;
+    switch (yk_client_decide(flags, forced, armored, mode_out)) {
+    case YK_CHOICE_OK:
         return 0;
-    }
-    if (forced == YK_MODE_2FA) {
-        if (!(flags & YK_HINT_PASSWORD_BOUND)) {
-            krb5_set_error_message(ctx, YK_CLIENT_STOP,
-                                   "The KDC does not offer YubiKey "
-                                   "password + OTP login for this "
-                                   "principal");
-            return YK_CLIENT_STOP;
-        }
-        *mode_out = YK_MODE_2FA;
-        return 0;
-    }
-    if ((flags & YK_HINT_OTP_ALONE_OK) && armored) {
-        *mode_out = YK_MODE_OTP;
-        return 0;
-    }
-    if (flags & YK_HINT_PASSWORD_BOUND) {
-        *mode_out = YK_MODE_2FA;
-        return 0;
+    case YK_CHOICE_NEEDS_ARMOR:
+        krb5_set_error_message(ctx, YK_CLIENT_STOP,
+                               "YubiKey OTP-only login needs FAST "
+                               "armor (kinit -T)");
+        return YK_CLIENT_STOP;
+    case YK_CHOICE_NO_OTP_ALONE:
+        krb5_set_error_message(ctx, YK_CLIENT_STOP,
+                               "The KDC does not offer YubiKey "
+                               "OTP-only login for this principal");
+        return YK_CLIENT_STOP;
+    case YK_CHOICE_NO_2FA:
+        krb5_set_error_message(ctx, YK_CLIENT_STOP,
+                               "The KDC does not offer YubiKey "
+                               "password + OTP login for this "
+                               "principal");
+        return YK_CLIENT_STOP;
+    default:
+        break;
     }
     krb5_set_error_message(ctx, KRB5_PREAUTH_FAILED,
                            "The KDC offers no YubiKey login this client "
                            "can use%s", armored ? "" :
                            " (OTP-only login needs FAST armor)");
     return KRB5_PREAUTH_FAILED;
-}
-
-/* Parse a JSON string starting at *pp (at its opening quote) into out
- * (outsize bytes, NUL-terminated); *pp moves past the closing quote.
- * Escapes are those libkrb5's JSON encoder writes; \u only below 0x80.
- * Returns 0 or EINVAL (also when the string does not fit). */
-static krb5_error_code
-yk_json_string(const char **pp, char *out, size_t outsize, size_t *len_out)
-{
-    static const char esc_in[] = "\"\\/bfnrt";
-    static const char esc_out[] = "\"\\/\b\f\n\r\t";
-    const char *p = *pp, *e;
-    size_t n = 0;
-    unsigned int u, i;
-    int c;
-
-    if (*p++ != '"')
-        return EINVAL;
-    for (;;) {
-        c = (unsigned char)*p++;
-        if (c == '"')
-            break;
-        if (c < 0x20)
-            return EINVAL;          /* raw control char or end of text */
-        if (c == '\\') {
-            c = (unsigned char)*p++;
-            if (c == 'u') {
-                for (u = 0, i = 0; i < 4; i++) {
-                    c = (unsigned char)*p++;
-                    if (c >= '0' && c <= '9')
-                        u = u * 16 + (unsigned int)(c - '0');
-                    else if (c >= 'a' && c <= 'f')
-                        u = u * 16 + (unsigned int)(c - 'a' + 10);
-                    else if (c >= 'A' && c <= 'F')
-                        u = u * 16 + (unsigned int)(c - 'A' + 10);
-                    else
-                        return EINVAL;
-                }
-                if (u == 0 || u >= 0x80)
-                    return EINVAL;
-                c = (int)u;
-            } else {
-                e = (c == '\0') ? NULL : strchr(esc_in, c);
-                if (e == NULL)
-                    return EINVAL;
-                c = (unsigned char)esc_out[e - esc_in];
-            }
-        }
-        if (n + 1 >= outsize)
-            return EINVAL;
-        out[n++] = (char)c;
-    }
-    out[n] = '\0';
-    *pp = p;
-    *len_out = n;
-    return 0;
-}
-
-/* Skip JSON white space. */
-static const char *
-yk_json_ws(const char *p)
-{
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-        p++;
-    return p;
-}
-
-/*
- * Parse the responder's answer to the "otp" question, as
- * krb5_responder_otp_set_answer writes it: {"tokeninfo":0,"value":"..."}
- * (keys in any order, white space allowed, an empty "pin" tolerated; we
- * announced one token and no PIN).  The value goes into value (valsize
- * bytes, NUL-terminated); it is a secret and is wiped on failure.
- */
-static krb5_error_code
-yk_client_parse_answer(const char *json, char *value, size_t valsize,
-                       size_t *len_out)
-{
-    krb5_error_code ret = EINVAL;
-    const char *p = json;
-    char key[YK_KEYNAME_LEN], pin[2];
-    size_t klen = 0, vlen = 0, plen = 0;
-    int have_ti = 0, have_value = 0, have_pin = 0;
-
-    p = yk_json_ws(p);
-    if (*p++ != '{')
-        goto cleanup;
-    p = yk_json_ws(p);
-    if (*p == '}')
-        goto cleanup;
-    for (;;) {
-        if (yk_json_string(&p, key, sizeof(key), &klen) != 0)
-            goto cleanup;
-        p = yk_json_ws(p);
-        if (*p++ != ':')
-            goto cleanup;
-        p = yk_json_ws(p);
-        if (strcmp(key, "tokeninfo") == 0 && !have_ti) {
-            /* We announce exactly one token: index 0. */
-            if (p[0] != '0' || (p[1] >= '0' && p[1] <= '9'))
-                goto cleanup;
-            p++;
-            have_ti = 1;
-        } else if (strcmp(key, "value") == 0 && !have_value) {
-            if (yk_json_string(&p, value, valsize, &vlen) != 0)
-                goto cleanup;
-            have_value = 1;
-        } else if (strcmp(key, "pin") == 0 && !have_pin) {
-            if (yk_json_string(&p, pin, sizeof(pin), &plen) != 0 ||
-                plen != 0)
-                goto cleanup;
-            have_pin = 1;
-        } else {
-            goto cleanup;           /* unknown or repeated key */
-        }
-        p = yk_json_ws(p);
-        if (*p == '}')
-            break;
-        if (*p++ != ',')
-            goto cleanup;
-        p = yk_json_ws(p);
-    }
-    p = yk_json_ws(p + 1);
-    if (*p != '\0' || !have_ti || !have_value)
-        goto cleanup;
-    *len_out = vlen;
-    ret = 0;
-
-cleanup:
-    if (ret)
-        yk_zap(value, valsize);
-    return ret;
 }
 
 /* Ask the prompter for the OTP, echo off, into buf (bufsize bytes,
@@ -368,13 +216,6 @@ cleanup:
     return ret;
 }
 
-/* 1 if c is a modhex character (either case). */
-static int
-yk_client_is_modhex(char c)
-{
-    return c != '\0' && strchr("cbdefghijklnrtuvCBDEFGHIJKLNRTUV", c) != NULL;
-}
-
 /*
  * Get the OTP for this request: from the responder's answer to the "otp"
  * question when use_responder is set and there is one, else from the
@@ -416,7 +257,7 @@ yk_client_get_otp(krb5_context ctx, krb5_clpreauth_callbacks cb,
 
     while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
         buf[--len] = '\0';
-    for (i = 0; i < len && yk_client_is_modhex(buf[i]); i++)
+    for (i = 0; i < len && yk_modhex_char(buf[i]); i++)
         ;
     if (len < YK_OTP_MIN_LEN || len > YK_OTP_MAX_LEN || len % 2 != 0 ||
         i != len) {

@@ -7,15 +7,8 @@
 #include <stdint.h>
 #include <krb5.h>
 
-#define YK_AES_KEY_LEN 16          /* token AES-128 key */
-#define YK_PRIVID_LEN 6            /* private (internal) id */
-#define YK_TOKEN_LEN 16            /* the encrypted block */
-#define YK_TOKEN_MODHEX_LEN 32     /* the block in modhex */
-#define YK_PUBID_MAX 16            /* public id bytes, at most */
-#define YK_PUBID_MODHEX_MAX 32     /* public id modhex chars, at most */
-#define YK_PUBID_MODHEX_STD 12     /* a factory public id (6 bytes) */
-#define YK_OTP_MIN_LEN 32          /* OTP characters, at least */
-#define YK_OTP_MAX_LEN 64          /* OTP characters, at most */
+#include "modhex.h"   /* the lengths, the alphabet */
+
 #define YK_CRC_RESIDUAL 0xf0b8     /* CRC-16 over a valid 16-byte token */
 #define YK_USAGE_MAX 0x7fff        /* the device's usage counter stops here */
 #define YK_USAGE_TRIGGER_FLAG 0x8000 /* bit 15: keyboard-triggered OTP */
