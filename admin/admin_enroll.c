@@ -679,7 +679,7 @@ const yk_admin_cmd yk_admin_cmd_enroll = {
     "                        slot stays protected by it\n"
     "  --emulate FILE        write a software token state to FILE instead\n"
     "                        (tests and demos: it holds the AES key); FILE\n"
-    "                        must not exist; tests/emu/ykemu FILE prints\n"
+    "                        must not exist; emu/ykemu FILE prints\n"
     "                        the token's OTPs\n",
     run_enroll
 };

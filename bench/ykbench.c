@@ -50,7 +50,7 @@
  * on every login.  The passwords are kept, in fixed buffers, for this
  * mode only.
  *
- * OTPs.  Each principal's emulated token (tests/emu) is loaded from its
+ * OTPs.  Each principal's emulated token (emu/) is loaded from its
  * state file, advanced in memory with yk_emu_next just before a login's
  * clock starts, and saved back at the end.  Each thread owns its
  * principals (principal i belongs to thread i mod T), so every token's

@@ -88,7 +88,7 @@ YK_PKI_DIR=
 YK_KDC_MODULE=$YK_BUILDDIR/.libs/yubikey_kdc.so
 YK_CLIENT_MODULE=$YK_BUILDDIR/.libs/yubikey_client.so
 YK_YKADMIN_BIN=$YK_BUILDDIR/ykadmin
-YK_YKEMU_BIN=$YK_BUILDDIR/tests/emu/ykemu
+YK_YKEMU_BIN=$YK_BUILDDIR/emu/ykemu
 YK_DB_PASSWORD=x
 
 # Check for the Kerberos programs (else skip) and our built files (else

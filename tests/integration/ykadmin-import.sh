@@ -20,7 +20,7 @@ top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$top_srcdir/tests/integration/expect.sh"
 
 YKADMIN=${YKADMIN:-$YK_BUILDDIR/ykadmin}
-YKEMU=$YK_BUILDDIR/tests/emu/ykemu
+YKEMU=$YK_BUILDDIR/emu/ykemu
 [ -x "$YKADMIN" ] || yk_fail "ykadmin not built: $YKADMIN"
 [ -x "$YKEMU" ] || yk_fail "ykemu not built: $YKEMU"
 

@@ -6,7 +6,7 @@
 # stdin), enrolment (emulated tokens; without a YubiKey attached, the
 # "no YubiKey found" path; slot 1, --add, --replace, public id prefixes),
 # list (table and --json), disable/enable/delete, policy, verify (the
-# OTPs of tests/emu/ykemu accepted, replays refused, --resync),
+# OTPs of emu/ykemu accepted, replays refused, --resync),
 # raise-counters, key rotation (rewrap), uniqueness of public ids,
 # malformed input, a wrong keyring and LDAP down (clear errors, nothing
 # written), help and man page in step, and no secret in any output or log
@@ -20,7 +20,7 @@ top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$top_srcdir/tests/integration/expect.sh"
 
 YKADMIN=${YKADMIN:-$YK_BUILDDIR/ykadmin}
-YKEMU=$YK_BUILDDIR/tests/emu/ykemu
+YKEMU=$YK_BUILDDIR/emu/ykemu
 MANPAGE=$YK_SRCDIR/doc/ykadmin.8
 [ -x "$YKADMIN" ] || yk_fail "ykadmin not built: $YKADMIN"
 [ -x "$YKEMU" ] || yk_fail "ykemu not built: $YKEMU"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* check_emu.c: unit tests of the software YubiKey (tests/emu/emu.c). */
+/* check_emu.c: unit tests of the software YubiKey (emu/emu.c). */
 
 #include <config.h>
 
