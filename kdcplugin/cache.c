@@ -233,13 +233,3 @@ yk_cache_count(const yk_cache *cache)
     return cache->count;
 }
 
-/* The monotonic clock in milliseconds: cache ages survive clock steps. */
-int64_t
-yk_cache_now_ms(void)
-{
-    struct timespec ts;
-
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-        return (int64_t)time(NULL) * 1000;
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <krb5.h>
 #include "store.h"
+#include "ykclock.h"
 
 #define YK_CACHE_MAX_ENTRIES 4096  /* principals held at most per worker */
 
@@ -57,8 +58,5 @@ void yk_cache_drop(yk_cache *cache, const char *principal);
 
 /* Number of principals cached. */
 size_t yk_cache_count(const yk_cache *cache);
-
-/* Milliseconds on the monotonic clock: the time base of this cache. */
-int64_t yk_cache_now_ms(void);
 
 #endif /* YK_CACHE_H */

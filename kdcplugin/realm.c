@@ -346,7 +346,7 @@ yk_realm_new(profile_t profile, const char *realm, yk_realm **realm_out)
         r->cfg.store.password = NULL;
     }
     r->active = 1;
-    r->keyring_check_ms = yk_cache_now_ms() + YK_KEYRING_CHECK_MS;
+    r->keyring_check_ms = yk_mono_ms() + YK_KEYRING_CHECK_MS;
     keyring_load(r);
 
 cleanup:
@@ -410,7 +410,7 @@ breaker_trip(yk_realm *r, krb5_error_code why, int config)
                    yk_store_last_error(r->store), seconds);
     }
     if (seconds > 0)
-        r->breaker_until_ms = yk_cache_now_ms() + (int64_t)seconds * 1000;
+        r->breaker_until_ms = yk_mono_ms() + (int64_t)seconds * 1000;
 }
 
 /* See realm.h. */

@@ -162,7 +162,7 @@ yk_hint_flags(yk_realm *r, const char *principal, int armored,
         return ENOENT;
     }
 
-    now = yk_cache_now_ms();
+    now = yk_mono_ms();
     breaker = yk_breaker_open(r, now);
     have = yk_cache_get(r->cache, principal, &cached, &code, &fetched) == 0;
     stale = !have || now - fetched >= (int64_t)r->cfg.cache_ttl * 1000;
@@ -519,7 +519,7 @@ static int
 attempt_begin(yk_realm *r, const yk_verify_in *in, yk_record *rec,
               yk_verify_out *out)
 {
-    int64_t now = yk_cache_now_ms();
+    int64_t now = yk_mono_ms();
 
     if (yk_breaker_open(r, now)) {
         set_verdict(out, YK_V_BACKEND, "circuit breaker open");
@@ -568,7 +568,7 @@ record_read(yk_realm *r, const yk_verify_in *in, int fresh,
 {
     krb5_error_code ret, ncode = 0;
     yk_entry *newer = NULL;
-    int64_t now = yk_cache_now_ms();
+    int64_t now = yk_mono_ms();
 
     ret = yk_read_entry(r, in->principal, fresh, &newer, &ncode);
     if (ret) {
@@ -761,7 +761,7 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
                 keep_refusal(out, &refusal);
             break;
         } else if (fresh || (!confirm_always(out->verdict) &&
-                             yk_cache_now_ms() - rec->fetched <
+                             yk_mono_ms() - rec->fetched <
                              YK_RECHECK_AGE_MS)) {
             /* A rejection on a fresh enough record is final; some only
              * after a read from the master (confirm_always).  (The
@@ -967,7 +967,7 @@ run_otp_request(yk_realm *r, const yk_verify_in *in,
 
     memset(&otp, 0, sizeof(otp));
     off = split_value(rec->entry, value, len);
-    if (off < 0 && yk_cache_now_ms() - rec->fetched >= YK_RECHECK_AGE_MS) {
+    if (off < 0 && yk_mono_ms() - rec->fetched >= YK_RECHECK_AGE_MS) {
         /* No enrolled token ends the value, judged on an older record: a
          * token enrolled since must not be refused, so read the master
          * once and split again (as -22859 confirms such a refusal). */

@@ -240,17 +240,6 @@ yk_conn_alive(yk_conn *c)
                                errno == EINTR));
 }
 
-/* Milliseconds on the monotonic clock (the budget's time base). */
-int64_t
-yk_mono_ms(void)
-{
-    struct timespec ts;
-
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-        return 0;
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* How long the next operation may wait, into *tv: the per-operation
  * timeout, or what is left of the budget when that is less (so never
  * zero, which libldap would refuse or read as "no limit").  With the

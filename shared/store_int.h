@@ -11,6 +11,7 @@
 #include <ldap.h>
 
 #include "store.h"
+#include "ykclock.h"   /* yk_mono_ms: the budget's time base */
 
 #define YK_ERRBUF_LEN 512
 
@@ -75,9 +76,6 @@ void yk_store_set_error(yk_store *st, const char *fmt, ...)
 
 /* Close c's connection; see store_conn.c. */
 void yk_conn_drop(yk_conn *c);
-
-/* Milliseconds on the monotonic clock (the budget's time base). */
-int64_t yk_mono_ms(void);
 
 /* How long the next operation may wait, into *tv (the per-operation
  * timeout or what is left of the budget); YK_ERR_STORE_TIMEOUT when the
