@@ -440,7 +440,7 @@ config_fail(yk_admin *adm, profile_t profile, krb5_error_code code)
 
     if (code > 0 && code < 256 && code != ENOMEM) {
         (void)profile_get_string(profile, "realms", adm->realm,
-                                 "yubikey_ldap_password_file", NULL,
+                                 YK_CONF_LDAP_PASSWORD_FILE, NULL,
                                  &pwfile);
         yk_admin_fail("cannot read the LDAP password file %s: %s",
                       pwfile != NULL ? pwfile :
@@ -481,7 +481,7 @@ static krb5_error_code
 load_own_relations(yk_admin *adm, profile_t profile)
 {
     const char *prefix[] = { "realms", adm->realm,
-                             "yubikey_public_id_prefix", NULL };
+                             YK_CONF_PUBLIC_ID_PREFIX, NULL };
     const char *rdb[] = { "realms", adm->realm, "database_name", NULL };
     const char *rmod[] = { "realms", adm->realm, "database_module", NULL };
     const char *ddb[] = { "dbdefaults", "database_name", NULL };
@@ -532,15 +532,15 @@ yk_admin_load_config(yk_admin *adm)
     memset(&ov, 0, sizeof(ov));
     ov.base = base;
     ov.realm = adm->realm;
-    overlay_set(&ov, "yubikey_ldap_uri", adm->uri);
+    overlay_set(&ov, YK_CONF_LDAP_URI, adm->uri);
     /* --uri alone moves writes too: the one server named on the command
      * line is the one meant. */
-    overlay_set(&ov, "yubikey_ldap_write_uri",
+    overlay_set(&ov, YK_CONF_LDAP_WRITE_URI,
                 adm->write_uri != NULL ? adm->write_uri : adm->uri);
-    overlay_set(&ov, "yubikey_ldap_bind_dn", adm->bind_dn);
-    overlay_set(&ov, "yubikey_ldap_password_file", adm->password_file);
-    overlay_set(&ov, "yubikey_ldap_base", adm->base);
-    overlay_set(&ov, "yubikey_master_key_file", adm->keyring);
+    overlay_set(&ov, YK_CONF_LDAP_BIND_DN, adm->bind_dn);
+    overlay_set(&ov, YK_CONF_LDAP_PASSWORD_FILE, adm->password_file);
+    overlay_set(&ov, YK_CONF_LDAP_BASE, adm->base);
+    overlay_set(&ov, YK_CONF_MASTER_KEY_FILE, adm->keyring);
     ret = (krb5_error_code)profile_init_vtable(&vt, &ov, &profile);
     if (ret) {
         yk_admin_fail("cannot read the configuration: %s",

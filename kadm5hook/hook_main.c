@@ -246,11 +246,11 @@ overlay_get_values(void *cbdata, const char *const *names, char ***values)
         names[2] == NULL || names[3] != NULL ||
         strcmp(names[0], "realms") != 0 || strcmp(names[1], ov->realm) != 0)
         return profile_get_values(ov->base, names, values);
-    if (strcmp(names[2], "yubikey_ldap_bind_dn") == 0)
+    if (strcmp(names[2], YK_CONF_LDAP_BIND_DN) == 0)
         v = ov->bind_dn;
-    else if (strcmp(names[2], "yubikey_ldap_password_file") == 0)
+    else if (strcmp(names[2], YK_CONF_LDAP_PASSWORD_FILE) == 0)
         v = ov->password_file;
-    else if (strcmp(names[2], "yubikey_ldap_sasl_mech") == 0)
+    else if (strcmp(names[2], YK_CONF_LDAP_SASL_MECH) == 0)
         v = ov->sasl_mech;
     else
         return profile_get_values(ov->base, names, values);
@@ -295,7 +295,7 @@ realm_uses_kldap(profile_t profile, const char *realm, char **module_out)
     char *uri = NULL, *module = NULL, *lib = NULL;
 
     *module_out = NULL;
-    ret = profile_dup(profile, "realms", realm, "yubikey_ldap_uri", &uri);
+    ret = profile_dup(profile, "realms", realm, YK_CONF_LDAP_URI, &uri);
     if (ret == 0 && uri == NULL)
         ret = profile_dup(profile, "realms", realm, "database_module",
                           &module);
@@ -329,13 +329,13 @@ hook_identity(profile_t profile, const char *realm, hook_overlay *ov,
     krb5_error_code ret;
     char *module = NULL;
 
-    ret = profile_dup(profile, "realms", realm, "yubikey_hook_bind_dn",
+    ret = profile_dup(profile, "realms", realm, YK_CONF_HOOK_BIND_DN,
                       &ov->bind_dn);
     if (ret == 0)
         ret = profile_dup(profile, "realms", realm,
-                          "yubikey_hook_password_file", &ov->password_file);
+                          YK_CONF_HOOK_PASSWORD_FILE, &ov->password_file);
     if (ret == 0)
-        ret = profile_dup(profile, "realms", realm, "yubikey_hook_sasl_mech",
+        ret = profile_dup(profile, "realms", realm, YK_CONF_HOOK_SASL_MECH,
                           &ov->sasl_mech);
     ov->source = "yubikey_hook_*";
     if (ret == 0 && ov->bind_dn == NULL && ov->sasl_mech == NULL)
@@ -416,7 +416,7 @@ realm_open_name(krb5_context ctx, const char *realm, hook_realm *hr,
     if (ret) {
         fmt(why, "bad yubikey settings for realm %s, or an unreadable "
             "LDAP password file (%s): %s", realm, ov.password_file != NULL ?
-            ov.password_file : "yubikey_ldap_password_file",
+            ov.password_file : YK_CONF_LDAP_PASSWORD_FILE,
             yk_strerror(ret));
         goto cleanup;
     }

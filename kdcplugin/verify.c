@@ -1092,7 +1092,7 @@ yk_verify_run(krb5_context ctx, yk_realm *r, const yk_verify_in *in,
         goto cleanup;
     }
     if (req.mode != YK_MODE_OTP && r->cfg.require_fast && !in->armored) {
-        set_verdict(out, YK_V_NOT_ARMORED, "yubikey_require_fast");
+        set_verdict(out, YK_V_NOT_ARMORED, YK_CONF_REQUIRE_FAST);
         goto cleanup;
     }
 

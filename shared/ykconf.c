@@ -416,41 +416,41 @@ yk_config_load(profile_t profile, const char *realm, yk_config *cfg_out)
     if (profile == NULL || realm == NULL)
         return EINVAL;
 
-    ret = realm_string(profile, realm, "yubikey_ldap_uri", &sc->uri);
+    ret = realm_string(profile, realm, YK_CONF_LDAP_URI, &sc->uri);
     if (ret == 0)
-        ret = realm_string(profile, realm, "yubikey_ldap_write_uri",
+        ret = realm_string(profile, realm, YK_CONF_LDAP_WRITE_URI,
                            &sc->write_uri);
     if (ret == 0)
-        ret = realm_string(profile, realm, "yubikey_ldap_write_failover_uri",
+        ret = realm_string(profile, realm, YK_CONF_LDAP_WRITE_FAILOVER_URI,
                            &sc->write_failover_uri);
     if (ret == 0)
-        ret = realm_string(profile, realm, "yubikey_ldap_bind_dn",
+        ret = realm_string(profile, realm, YK_CONF_LDAP_BIND_DN,
                            &sc->bind_dn);
     if (ret == 0)
-        ret = realm_string(profile, realm, "yubikey_ldap_password_file",
+        ret = realm_string(profile, realm, YK_CONF_LDAP_PASSWORD_FILE,
                            &pwfile);
     if (ret == 0)
-        ret = realm_string(profile, realm, "yubikey_ldap_sasl_mech",
+        ret = realm_string(profile, realm, YK_CONF_LDAP_SASL_MECH,
                            &sc->sasl_mech);
     if (ret == 0)
-        ret = realm_string(profile, realm, "yubikey_ldap_base", &sc->base);
+        ret = realm_string(profile, realm, YK_CONF_LDAP_BASE, &sc->base);
     if (ret == 0)
-        ret = realm_string(profile, realm, "yubikey_principal_filter",
+        ret = realm_string(profile, realm, YK_CONF_PRINCIPAL_FILTER,
                            &sc->filter);
     if (ret == 0)
-        ret = realm_string(profile, realm, "yubikey_master_key_file",
+        ret = realm_string(profile, realm, YK_CONF_MASTER_KEY_FILE,
                            &cfg.master_key_file);
     if (ret == 0)
-        ret = realm_string(profile, realm, "yubikey_ldap_timeout",
+        ret = realm_string(profile, realm, YK_CONF_LDAP_TIMEOUT,
                            &timeout);
     if (ret == 0)
-        ret = realm_string(profile, realm, "yubikey_ldap_tls_cacert",
+        ret = realm_string(profile, realm, YK_CONF_LDAP_TLS_CACERT,
                            &sc->tls_cacert);
     if (ret == 0)
-        ret = realm_string(profile, realm, "yubikey_indicator",
+        ret = realm_string(profile, realm, YK_CONF_INDICATOR,
                            &cfg.indicator);
     if (ret == 0)
-        ret = realm_string(profile, realm, "yubikey_2fa_indicator",
+        ret = realm_string(profile, realm, YK_CONF_2FA_INDICATOR,
                            &cfg.indicator_2fa);
     if (ret)
         goto cleanup;
@@ -478,7 +478,7 @@ yk_config_load(profile_t profile, const char *realm, yk_config *cfg_out)
         if (ret)
             goto cleanup;
     }
-    ret = profile_get_integer(profile, "realms", realm, "yubikey_cache_ttl",
+    ret = profile_get_integer(profile, "realms", realm, YK_CONF_CACHE_TTL,
                               YK_DEFAULT_CACHE_TTL, &ival);
     if (ret)
         goto cleanup;
@@ -488,7 +488,7 @@ yk_config_load(profile_t profile, const char *realm, yk_config *cfg_out)
     }
     cfg.cache_ttl = ival;
     ret = profile_get_integer(profile, "realms", realm,
-                              "yubikey_breaker_time",
+                              YK_CONF_BREAKER_TIME,
                               YK_DEFAULT_BREAKER_SECONDS, &ival);
     if (ret)
         goto cleanup;
@@ -499,11 +499,11 @@ yk_config_load(profile_t profile, const char *realm, yk_config *cfg_out)
     cfg.breaker_seconds = ival;
     sc->failover_hold_s = ival;
     ret = profile_get_boolean(profile, "realms", realm,
-                              "yubikey_require_fast", 0, &cfg.require_fast);
+                              YK_CONF_REQUIRE_FAST, 0, &cfg.require_fast);
     if (ret)
         goto cleanup;
     ret = profile_get_boolean(profile, "realms", realm,
-                              "yubikey_ldap_starttls", 0, &sc->starttls);
+                              YK_CONF_LDAP_STARTTLS, 0, &sc->starttls);
     if (ret)
         goto cleanup;
 
@@ -692,7 +692,7 @@ yk_config_check_write_target(const yk_store_config *sc, char *why,
     if (n <= 1)
         return check_write_failover(sc, why, len);
     if (sc->write_uri != NULL)
-        from = "yubikey_ldap_write_uri";
+        from = YK_CONF_LDAP_WRITE_URI;
     else if (sc->uri_from_kldap)
         from = "yubikey_ldap_write_uri is unset, so writes would go to "
             "kldap's ldap_servers, which";

@@ -6,6 +6,30 @@
 #include <krb5.h>
 #include <profile.h>
 
+/* The kdc.conf relations of a realm's subsection ([realms] REALM),
+ * named once (doc/admin-guide.md has each one's meaning). */
+#define YK_CONF_LDAP_URI                 "yubikey_ldap_uri"
+#define YK_CONF_LDAP_WRITE_URI           "yubikey_ldap_write_uri"
+#define YK_CONF_LDAP_WRITE_FAILOVER_URI  "yubikey_ldap_write_failover_uri"
+#define YK_CONF_LDAP_BIND_DN             "yubikey_ldap_bind_dn"
+#define YK_CONF_LDAP_PASSWORD_FILE       "yubikey_ldap_password_file"
+#define YK_CONF_LDAP_SASL_MECH           "yubikey_ldap_sasl_mech"
+#define YK_CONF_LDAP_BASE                "yubikey_ldap_base"
+#define YK_CONF_LDAP_TLS_CACERT          "yubikey_ldap_tls_cacert"
+#define YK_CONF_LDAP_STARTTLS            "yubikey_ldap_starttls"
+#define YK_CONF_LDAP_TIMEOUT             "yubikey_ldap_timeout"
+#define YK_CONF_PRINCIPAL_FILTER         "yubikey_principal_filter"
+#define YK_CONF_MASTER_KEY_FILE          "yubikey_master_key_file"
+#define YK_CONF_CACHE_TTL                "yubikey_cache_ttl"
+#define YK_CONF_BREAKER_TIME             "yubikey_breaker_time"
+#define YK_CONF_REQUIRE_FAST             "yubikey_require_fast"
+#define YK_CONF_INDICATOR                "yubikey_indicator"
+#define YK_CONF_2FA_INDICATOR            "yubikey_2fa_indicator"
+#define YK_CONF_PUBLIC_ID_PREFIX         "yubikey_public_id_prefix"
+#define YK_CONF_HOOK_BIND_DN             "yubikey_hook_bind_dn"
+#define YK_CONF_HOOK_PASSWORD_FILE       "yubikey_hook_password_file"
+#define YK_CONF_HOOK_SASL_MECH           "yubikey_hook_sasl_mech"
+
 #define YK_DEFAULT_FILTER "(krbPrincipalName=%p)"
 #define YK_DEFAULT_TIMEOUT_MS 500
 #define YK_DEFAULT_CACHE_TTL 5
