@@ -38,7 +38,6 @@
 #define DEFAULT_KDC_PROFILE "/etc/krb5kdc/kdc.conf"
 #define DEFAULT_KRB5_CONFIG "/etc/krb5.conf"
 #define DEFAULT_DATABASE_NAME "/var/lib/krb5kdc/principal"
-#define OVERRIDES_MAX 8               /* kdc.conf relations overridden */
 #define SUDO_USER_MAX 64             /* characters of SUDO_USER we log */
 #define LOG_LINE_MAX 1024            /* one syslog line */
 
@@ -256,63 +255,12 @@ operator_identity(char *out, size_t outsize)
         snprintf(out, outsize, "%s", login);
 }
 
-/* The command-line overrides, laid over the real profile: a relation of
- * [realms] REALM named here reads as the given value, so that ykconf.c
- * treats it exactly as if kdc.conf said so. */
-typedef struct {
-    profile_t base;
-    const char *realm;
-    size_t n;
-    const char *names[OVERRIDES_MAX];
-    const char *values[OVERRIDES_MAX];
-} overlay;
-
-/* profile get_values for the overlay: an override, else the base's. */
-static long
-overlay_get_values(void *cbdata, const char *const *names, char ***ret)
-{
-    overlay *ov = cbdata;
-    char **list;
-    size_t i;
-
-    if (names[0] != NULL && names[1] != NULL && names[2] != NULL &&
-        names[3] == NULL && strcmp(names[0], "realms") == 0 &&
-        strcmp(names[1], ov->realm) == 0) {
-        for (i = 0; i < ov->n; i++) {
-            if (strcmp(names[2], ov->names[i]) != 0)
-                continue;
-            list = calloc(2, sizeof(*list));
-            if (list == NULL)
-                return ENOMEM;
-            list[0] = strdup(ov->values[i]);
-            if (list[0] == NULL) {
-                free(list);
-                return ENOMEM;
-            }
-            *ret = list;
-            return 0;
-        }
-    }
-    return profile_get_values(ov->base, names, ret);
-}
-
-/* profile free_values for the overlay: both kinds of list are malloc'd
- * strings in a malloc'd, NULL-terminated array. */
+/* A command-line override, when given (ykconf.c's overlay). */
 static void
-overlay_free_values(void *cbdata, char **values)
+overlay_set(yk_overlay *ov, const char *name, const char *value)
 {
-    profile_free_list(values);
-}
-
-/* Add the relation name = value to ov when value is set. */
-static void
-overlay_set(overlay *ov, const char *name, const char *value)
-{
-    if (value != NULL && ov->n < OVERRIDES_MAX) {
-        ov->names[ov->n] = name;
-        ov->values[ov->n] = value;
-        ov->n++;
-    }
+    if (value != NULL)
+        (void)yk_overlay_set(ov, name, value);
 }
 
 /* Set up krb5 and the realm once: -r (made the default realm, so that
@@ -511,13 +459,9 @@ load_own_relations(yk_admin *adm, profile_t profile)
 krb5_error_code
 yk_admin_load_config(yk_admin *adm)
 {
-    static struct profile_vtable vt = {
-        1, overlay_get_values, overlay_free_values, NULL, NULL,
-        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-    };
     profile_t base = NULL, profile = NULL;
     krb5_error_code ret;
-    overlay ov;
+    yk_overlay ov;
     char why[YK_ADMIN_WHY_LEN];
 
     if (adm->config_loaded)
@@ -529,9 +473,7 @@ yk_admin_load_config(yk_admin *adm)
     if (ret)
         return ret;
 
-    memset(&ov, 0, sizeof(ov));
-    ov.base = base;
-    ov.realm = adm->realm;
+    yk_overlay_init(&ov, base, adm->realm);
     overlay_set(&ov, YK_CONF_LDAP_URI, adm->uri);
     /* --uri alone moves writes too: the one server named on the command
      * line is the one meant. */
@@ -541,7 +483,7 @@ yk_admin_load_config(yk_admin *adm)
     overlay_set(&ov, YK_CONF_LDAP_PASSWORD_FILE, adm->password_file);
     overlay_set(&ov, YK_CONF_LDAP_BASE, adm->base);
     overlay_set(&ov, YK_CONF_MASTER_KEY_FILE, adm->keyring);
-    ret = (krb5_error_code)profile_init_vtable(&vt, &ov, &profile);
+    ret = yk_overlay_profile(&ov, &profile);
     if (ret) {
         yk_admin_fail("cannot read the configuration: %s",
                       yk_admin_strerror(adm, ret));

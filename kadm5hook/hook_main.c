@@ -204,27 +204,11 @@ profile_dup(profile_t profile, const char *section, const char *sub,
     return 0;
 }
 
-/* A kldap relation as kldap reads it: [dbmodules] module, then
- * [dbdefaults]. */
-static krb5_error_code
-kldap_dup(profile_t profile, const char *module, const char *name,
-          char **out)
-{
-    krb5_error_code ret;
-
-    ret = profile_dup(profile, "dbmodules", module, name, out);
-    if (ret == 0 && *out == NULL)
-        ret = profile_dup(profile, "dbdefaults", NULL, name, out);
-    return ret;
-}
-
 /* The hook's LDAP identity, laid over the realm's yubikey_ldap_bind_dn,
  * yubikey_ldap_password_file and yubikey_ldap_sasl_mech (NULL values read
- * as unset), so that ykconf.c reads its password as it reads the KDC's.
- * Strings malloc'd. */
+ * as unset; ykconf.c's overlay), so that ykconf.c reads its password as
+ * it reads the KDC's.  Strings malloc'd. */
 typedef struct {
-    profile_t base;
-    const char *realm;
     int active;
     char *bind_dn;
     char *password_file;
@@ -232,49 +216,6 @@ typedef struct {
     const char *source;          /* where the identity came from (static
                                   * text, for the start line) */
 } hook_overlay;
-
-/* profile get_values over the overlay: the hook's identity, else the
- * base profile's relations. */
-static long
-overlay_get_values(void *cbdata, const char *const *names, char ***values)
-{
-    hook_overlay *ov = cbdata;
-    const char *v;
-    char **list;
-
-    if (!ov->active || names[0] == NULL || names[1] == NULL ||
-        names[2] == NULL || names[3] != NULL ||
-        strcmp(names[0], "realms") != 0 || strcmp(names[1], ov->realm) != 0)
-        return profile_get_values(ov->base, names, values);
-    if (strcmp(names[2], YK_CONF_LDAP_BIND_DN) == 0)
-        v = ov->bind_dn;
-    else if (strcmp(names[2], YK_CONF_LDAP_PASSWORD_FILE) == 0)
-        v = ov->password_file;
-    else if (strcmp(names[2], YK_CONF_LDAP_SASL_MECH) == 0)
-        v = ov->sasl_mech;
-    else
-        return profile_get_values(ov->base, names, values);
-    if (v == NULL)
-        return PROF_NO_RELATION;
-    list = calloc(2, sizeof(*list));
-    if (list == NULL)
-        return ENOMEM;
-    list[0] = strdup(v);
-    if (list[0] == NULL) {
-        free(list);
-        return ENOMEM;
-    }
-    *values = list;
-    return 0;
-}
-
-/* profile free_values over the overlay: every list is a malloc'd,
- * NULL-terminated array of malloc'd strings. */
-static void
-overlay_free_values(void *cbdata, char **values)
-{
-    profile_free_list(values);
-}
 
 /* Free the overlay's strings. */
 static void
@@ -284,35 +225,6 @@ overlay_clear(hook_overlay *ov)
     free(ov->password_file);
     free(ov->sasl_mech);
     memset(ov, 0, sizeof(*ov));
-}
-
-/* Whether realm's LDAP settings come from kldap (no yubikey_ldap_uri, and
- * the realm's database module is kldap), as ykconf.c decides. */
-static krb5_error_code
-realm_uses_kldap(profile_t profile, const char *realm, char **module_out)
-{
-    krb5_error_code ret;
-    char *uri = NULL, *module = NULL, *lib = NULL;
-
-    *module_out = NULL;
-    ret = profile_dup(profile, "realms", realm, YK_CONF_LDAP_URI, &uri);
-    if (ret == 0 && uri == NULL)
-        ret = profile_dup(profile, "realms", realm, "database_module",
-                          &module);
-    if (ret == 0 && uri == NULL)
-        ret = profile_dup(profile, "dbmodules",
-                          module != NULL ? module : realm, "db_library",
-                          &lib);
-    if (ret == 0 && lib != NULL && strcmp(lib, "kldap") == 0) {
-        *module_out = module != NULL ? module : strdup(realm);
-        module = NULL;
-        if (*module_out == NULL)
-            ret = ENOMEM;
-    }
-    free(uri);
-    free(module);
-    free(lib);
-    return ret;
 }
 
 /* Choose the hook's LDAP identity into ov.  It writes what only
@@ -339,16 +251,19 @@ hook_identity(profile_t profile, const char *realm, hook_overlay *ov,
                           &ov->sasl_mech);
     ov->source = "yubikey_hook_*";
     if (ret == 0 && ov->bind_dn == NULL && ov->sasl_mech == NULL)
-        ret = realm_uses_kldap(profile, realm, &module);
+        ret = yk_config_kldap_module(profile, realm, &module);
     if (ret == 0 && module != NULL) {
         ov->source = "kadmind's kldap identity";
-        ret = kldap_dup(profile, module, "ldap_kadmind_dn", &ov->bind_dn);
+        ret = yk_config_kldap_string(profile, module, "ldap_kadmind_dn", 1,
+                                     &ov->bind_dn);
         if (ret == 0)
-            ret = kldap_dup(profile, module, "ldap_kadmind_sasl_mech",
-                            &ov->sasl_mech);
+            ret = yk_config_kldap_string(profile, module,
+                                         "ldap_kadmind_sasl_mech", 1,
+                                         &ov->sasl_mech);
         if (ret == 0 && ov->password_file == NULL)
-            ret = kldap_dup(profile, module, "ldap_service_password_file",
-                            &ov->password_file);
+            ret = yk_config_kldap_string(profile, module,
+                                         "ldap_service_password_file", 1,
+                                         &ov->password_file);
     }
     free(module);
     if (ret) {
@@ -385,14 +300,10 @@ static krb5_error_code
 realm_open_name(krb5_context ctx, const char *realm, hook_realm *hr,
                 const char **source_out, char *why)
 {
-    static struct profile_vtable vt = {
-        .minor_ver = 1,
-        .get_values = overlay_get_values,
-        .free_values = overlay_free_values
-    };
     krb5_error_code ret;
     profile_t base = NULL, profile = NULL;
     hook_overlay ov;
+    yk_overlay lay;
 
     memset(hr, 0, sizeof(*hr));
     memset(&ov, 0, sizeof(ov));
@@ -405,9 +316,14 @@ realm_open_name(krb5_context ctx, const char *realm, hook_realm *hr,
     ret = hook_identity(base, realm, &ov, why);
     if (ret)
         goto cleanup;
-    ov.base = base;
-    ov.realm = realm;
-    ret = (krb5_error_code)profile_init_vtable(&vt, &ov, &profile);
+    yk_overlay_init(&lay, base, realm);
+    if (ov.active) {
+        (void)yk_overlay_set(&lay, YK_CONF_LDAP_BIND_DN, ov.bind_dn);
+        (void)yk_overlay_set(&lay, YK_CONF_LDAP_PASSWORD_FILE,
+                             ov.password_file);
+        (void)yk_overlay_set(&lay, YK_CONF_LDAP_SASL_MECH, ov.sasl_mech);
+    }
+    ret = yk_overlay_profile(&lay, &profile);
     if (ret) {
         fmt(why, "cannot read the configuration: %s", yk_strerror(ret));
         goto cleanup;

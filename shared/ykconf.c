@@ -321,6 +321,123 @@ cleanup:
     return ret;
 }
 
+/* The name of realm's database module when its db_library is kldap
+ * (malloc'd into *module_out), else NULL. */
+static krb5_error_code
+kldap_module(profile_t profile, const char *realm, char **module_out)
+{
+    krb5_error_code ret;
+    char *module = NULL, *lib = NULL;
+
+    *module_out = NULL;
+    ret = realm_string(profile, realm, "database_module", &module);
+    if (ret == 0)
+        ret = kldap_string(profile, module != NULL ? module : realm,
+                           "db_library", 0, &lib);
+    if (ret == 0 && lib != NULL && strcmp(lib, "kldap") == 0) {
+        *module_out = module != NULL ? module : strdup(realm);
+        module = NULL;
+        if (*module_out == NULL)
+            ret = ENOMEM;
+    }
+    free(module);
+    free(lib);
+    return ret;
+}
+
+krb5_error_code
+yk_config_kldap_module(profile_t profile, const char *realm,
+                       char **module_out)
+{
+    krb5_error_code ret;
+    char *uri = NULL;
+
+    *module_out = NULL;
+    ret = realm_string(profile, realm, YK_CONF_LDAP_URI, &uri);
+    if (ret == 0 && uri == NULL)
+        ret = kldap_module(profile, realm, module_out);
+    free(uri);
+    return ret;
+}
+
+krb5_error_code
+yk_config_kldap_string(profile_t profile, const char *module,
+                       const char *name, int use_defaults, char **out)
+{
+    return kldap_string(profile, module, name, use_defaults, out);
+}
+
+/* profile get_values for an overlay: an override, else the base's. */
+static long
+overlay_get_values(void *cbdata, const char *const *names, char ***ret)
+{
+    yk_overlay *ov = cbdata;
+    char **list;
+    size_t i;
+
+    if (names[0] != NULL && names[1] != NULL && names[2] != NULL &&
+        names[3] == NULL && strcmp(names[0], "realms") == 0 &&
+        strcmp(names[1], ov->realm) == 0) {
+        for (i = 0; i < ov->n; i++) {
+            if (strcmp(names[2], ov->names[i]) != 0)
+                continue;
+            if (ov->values[i] == NULL)
+                return PROF_NO_RELATION;
+            list = calloc(2, sizeof(*list));
+            if (list == NULL)
+                return ENOMEM;
+            list[0] = strdup(ov->values[i]);
+            if (list[0] == NULL) {
+                free(list);
+                return ENOMEM;
+            }
+            *ret = list;
+            return 0;
+        }
+    }
+    return profile_get_values(ov->base, names, ret);
+}
+
+/* profile free_values for an overlay: both kinds of list are malloc'd
+ * strings in a malloc'd, NULL-terminated array. */
+static void
+overlay_free_values(void *cbdata, char **values)
+{
+    (void)cbdata;
+    profile_free_list(values);
+}
+
+void
+yk_overlay_init(yk_overlay *ov, profile_t base, const char *realm)
+{
+    memset(ov, 0, sizeof(*ov));
+    ov->base = base;
+    ov->realm = realm;
+}
+
+krb5_error_code
+yk_overlay_set(yk_overlay *ov, const char *name, const char *value)
+{
+    if (ov->n >= YK_OVERLAY_MAX)
+        return ENOMEM;
+    ov->names[ov->n] = name;
+    ov->values[ov->n] = value;
+    ov->n++;
+    return 0;
+}
+
+krb5_error_code
+yk_overlay_profile(yk_overlay *ov, profile_t *profile_out)
+{
+    static struct profile_vtable vt = {
+        .minor_ver = 1,
+        .get_values = overlay_get_values,
+        .free_values = overlay_free_values
+    };
+
+    return (krb5_error_code)profile_init_vtable(&vt, ov, profile_out);
+}
+
 /* Fill in the LDAP settings from the realm's kldap database module when
  * yubikey_ldap_uri is unset; a no-op for other back ends. */
 static krb5_error_code
@@ -328,24 +445,13 @@ kldap_defaults(profile_t profile, const char *realm, yk_store_config *sc,
                char **pwfile)
 {
     krb5_error_code ret;
-    char *module = NULL, *lib = NULL, *v = NULL, *container = NULL;
+    char *module = NULL, *v = NULL, *container = NULL;
     char *dn = NULL;
     size_t n;
 
-    ret = realm_string(profile, realm, "database_module", &module);
-    if (ret)
+    ret = kldap_module(profile, realm, &module);
+    if (ret || module == NULL)
         goto cleanup;
-    ret = kldap_string(profile, module != NULL ? module : realm,
-                       "db_library", 0, &lib);
-    if (ret || lib == NULL || strcmp(lib, "kldap") != 0)
-        goto cleanup;
-    if (module == NULL) {
-        module = strdup(realm);
-        if (module == NULL) {
-            ret = ENOMEM;
-            goto cleanup;
-        }
-    }
 
     /* kldap reads ldap_servers from its section only (default ldapi://);
      * its list may use commas, which ldap_initialize accepts too. */
@@ -396,7 +502,6 @@ kldap_defaults(profile_t profile, const char *realm, yk_store_config *sc,
 
 cleanup:
     free(module);
-    free(lib);
     free(container);
     return ret;
 }

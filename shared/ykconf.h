@@ -111,4 +111,41 @@ krb5_error_code yk_store_config_copy(const yk_store_config *in,
 void yk_store_config_clear(yk_store_config *sc);
 void yk_config_clear(yk_config *cfg);
 
+/* A profile laid over another: relations of [realms] REALM named here
+ * read as the given value (NULL: as unset), every other relation as the
+ * base profile says.  ykadmin lays its command line over kdc.conf, the
+ * kadm5 hook its own LDAP identity, so that yk_config_load treats them
+ * exactly as if kdc.conf said so. */
+#define YK_OVERLAY_MAX 8
+typedef struct {
+    profile_t base;
+    const char *realm;
+    size_t n;
+    const char *names[YK_OVERLAY_MAX];
+    const char *values[YK_OVERLAY_MAX];  /* not copied: keep them alive */
+} yk_overlay;
+
+/* An empty overlay of base for realm. */
+void yk_overlay_init(yk_overlay *ov, profile_t base, const char *realm);
+
+/* From now on name reads as value (NULL: unset).  ENOMEM when full. */
+krb5_error_code yk_overlay_set(yk_overlay *ov, const char *name,
+                               const char *value);
+
+/* The profile that reads ov (profile_release it before ov goes). */
+krb5_error_code yk_overlay_profile(yk_overlay *ov, profile_t *profile_out);
+
+/* Whether realm's LDAP settings come from kldap: yubikey_ldap_uri unset
+ * and the realm's database module (database_module, default the realm's
+ * name) has db_library = kldap.  *module_out: that module's name
+ * (malloc'd), or NULL when not. */
+krb5_error_code yk_config_kldap_module(profile_t profile, const char *realm,
+                                       char **module_out);
+
+/* A relation of kldap's module as kldap reads it: [dbmodules] MODULE,
+ * then (use_defaults) [dbdefaults].  *out malloc'd, NULL when unset. */
+krb5_error_code yk_config_kldap_string(profile_t profile, const char *module,
+                                       const char *name, int use_defaults,
+                                       char **out);
+
 #endif /* YK_YKCONF_H */
