@@ -40,6 +40,7 @@
 
 #include "admin.h"
 #include "errors.h"
+#include "secfile.h"
 #include "importfile.h"
 #include "otp.h"
 #include "record.h"
@@ -206,86 +207,36 @@ parse_secret_input(const char *buf, size_t len, yk_token_secret *secret_out,
     return 0;
 }
 
-/* Read the whole regular file at path into a buffer of its final size
- * (*buf_out, malloc'd; locked when lock is set): no copy is left behind
- * by growing it.  0, or an exit status after printing why. */
+/* Read the whole regular file at path (at most max bytes; secfile.c:
+ * locked memory, no FIFO, refused when it changes meanwhile) into
+ * *buf_out (give it back with yk_secfile_free); an import file (secrets
+ * set) readable by others is warned about.  0, or an exit status after
+ * printing why. */
 static int
-read_whole_file(const char *path, const char *what, size_t max, int lock,
-                char **buf_out, size_t *len_out)
+read_whole_file(const char *path, const char *what, size_t max,
+                int secrets, char **buf_out, size_t *len_out)
 {
+    krb5_error_code ret;
     struct stat sb;
-    char *buf = NULL;
-    size_t len = 0, size;
-    ssize_t n;
-    char extra;
-    int fd, status = YK_ADMIN_EXIT_FAIL;
 
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
+    memset(&sb, 0, sizeof(sb));
+    ret = yk_secfile_read(path, max, buf_out, len_out, &sb);
+    if (ret == EINVAL)
+        return yk_admin_fail("the %s %s is not a regular file", what, path);
+    if (ret == EFBIG)
+        return yk_admin_fail("the %s %s is too large (at most %lu bytes)",
+                             what, path, (unsigned long)max);
+    if (ret == EAGAIN)
+        return yk_admin_fail("cannot read the %s %s: it changed while "
+                             "being read", what, path);
+    if (ret)
         return yk_admin_fail("cannot open the %s %s: %s", what, path,
-                             strerror(errno));
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        yk_admin_fail("the %s %s is not a regular file", what, path);
-        goto cleanup;
-    }
-    if (sb.st_size < 0 || (unsigned long long)sb.st_size > max) {
-        yk_admin_fail("the %s %s is too large (at most %lu bytes)", what,
-                      path, (unsigned long)max);
-        goto cleanup;
-    }
-    if (lock && (sb.st_mode & 077) != 0)
+                             strerror(ret));
+    if (secrets && (sb.st_mode & 077) != 0)
         fprintf(stderr, "ykadmin: warning: %s holds AES keys in clear and "
                 "is readable by others: wipe it (shred -u) once imported\n",
                 path);
-    size = (size_t)sb.st_size;
-    buf = malloc(size + 1);
-    if (buf == NULL) {
-        yk_admin_fail("out of memory");
-        goto cleanup;
-    }
-    if (lock)
-        (void)mlock(buf, size + 1);
-    while (len < size) {
-        n = read(fd, buf + len, size - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-    }
-    n = (len == size) ? read(fd, &extra, 1) : -1;
-    if (len != size || n != 0) {
-        yk_admin_fail("cannot read the %s %s: %s", what, path,
-                      n < 0 && len == size ? strerror(errno) :
-                      "it changed while being read");
-        goto cleanup;
-    }
-    *buf_out = buf;
-    *len_out = len;
-    buf = NULL;
-    status = 0;
-
-cleanup:
-    if (buf != NULL) {
-        yk_zap(buf, size + 1);
-        if (lock)
-            (void)munlock(buf, size + 1);
-        free(buf);
-    }
-    close(fd);
-    return status;
-}
-
-/* Wipe, unlock and free a buffer from read_whole_file. */
-static void
-free_file_buffer(char *buf, size_t len, int lock)
-{
-    if (buf == NULL)
-        return;
-    yk_zap(buf, len + 1);
-    if (lock)
-        (void)munlock(buf, len + 1);
-    free(buf);
+    return 0;
 }
 
 /* Where an item came from, for messages: "FILE line N" or "standard
@@ -762,7 +713,7 @@ assign_principals(yk_admin *adm, const yk_admin_args *a,
 
 cleanup:
     yk_import_map_free(map);
-    free_file_buffer(mbuf, mlen, 0);
+    yk_secfile_free(mbuf, mlen);
     return status;
 }
 
@@ -796,12 +747,12 @@ import_file(yk_admin *adm, const yk_admin_args *a)
         return YK_ADMIN_EXIT_FAIL;
     if (yk_import_parse(buf, len, format, &set, errbuf,
                         sizeof(errbuf)) != 0) {
-        free_file_buffer(buf, len, 1);
+        yk_secfile_free(buf, len);
         return yk_admin_fail("%s: %s; nothing was imported", a->file,
                              errbuf);
     }
     /* The text held every key in clear: gone before anything else. */
-    free_file_buffer(buf, len, 1);
+    yk_secfile_free(buf, len);
 
     n = yk_import_set_count(set);
     items = calloc(n, sizeof(*items));

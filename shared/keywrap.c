@@ -67,6 +67,7 @@
 #include "errors.h"
 #include "keywrap.h"
 #include "otp.h"
+#include "secfile.h"
 #include "secmem.h"
 
 #define KR_COMMENT "# krb5-yubikey master keyring: secret. Copy to every " \
@@ -417,30 +418,25 @@ yk_keyring_load(const char *path, yk_keyring **kr_out)
 krb5_error_code
 yk_keyring_load_for(const char *path, uid_t also, yk_keyring **kr_out)
 {
-    char buf[YK_KEYRING_MAX_FILE + 1];
     yk_keyring *kr = NULL;
     struct stat st;
+    char *buf = NULL;
     size_t len = 0;
-    ssize_t got;
-    int fd = -1;
     krb5_error_code ret;
 
     if (path == NULL || kr_out == NULL)
         return EINVAL;
-    /* O_NONBLOCK: opening a FIFO planted at path must not hang us. */
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-        ret = errno;
+    memset(&st, 0, sizeof(st));
+    /* secfile.c: no FIFO hangs us, the size is bounded, the bytes live
+     * in locked memory and are wiped. */
+    ret = yk_secfile_read(path, YK_KEYRING_MAX_FILE, &buf, &len, &st);
+    if (ret == EINVAL) {
+        ret = YK_ERR_KEYRING_FORMAT;        /* not a regular file */
         goto cleanup;
     }
-    if (fstat(fd, &st) != 0) {
-        ret = errno;
-        goto cleanup;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ret = YK_ERR_KEYRING_FORMAT;
-        goto cleanup;
-    }
+    if (ret != 0 && ret != EFBIG && ret != EAGAIN)
+        goto cleanup;                       /* it did not open */
+    /* Opened: its mode and owner come first, on the descriptor read. */
     if (!yk_keyring_mode_ok((unsigned int)st.st_mode)) {
         ret = YK_ERR_KEYRING_PERMS;
         goto cleanup;
@@ -449,29 +445,10 @@ yk_keyring_load_for(const char *path, uid_t also, yk_keyring **kr_out)
         ret = YK_ERR_KEYRING_OWNER;
         goto cleanup;
     }
-    if (st.st_size > YK_KEYRING_MAX_FILE) {
-        ret = YK_ERR_KEYRING_FORMAT;
+    if (ret) {
+        ret = YK_ERR_KEYRING_FORMAT;        /* too large, or changing */
         goto cleanup;
     }
-
-    /* Read one byte more than allowed, to notice a file that grew. */
-    while (len < sizeof(buf)) {
-        got = read(fd, buf + len, sizeof(buf) - len);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            ret = errno;
-            goto cleanup;
-        }
-        if (got == 0)
-            break;
-        len += (size_t)got;
-    }
-    if (len > YK_KEYRING_MAX_FILE) {
-        ret = YK_ERR_KEYRING_FORMAT;
-        goto cleanup;
-    }
-
     ret = yk_keyring_parse(buf, len, &kr);
     if (ret)
         goto cleanup;
@@ -479,9 +456,7 @@ yk_keyring_load_for(const char *path, uid_t also, yk_keyring **kr_out)
     kr = NULL;
 
 cleanup:
-    yk_zap(buf, sizeof(buf));
-    if (fd >= 0)
-        (void)close(fd);
+    yk_secfile_free(buf, len);
     yk_keyring_free(kr);
     return ret;
 }

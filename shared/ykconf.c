@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "secfile.h"
 #include "secmem.h"
 #include "ykconf.h"
 
@@ -146,54 +147,16 @@ parse_timeout(const char *s, int *ms_out)
 }
 
 /* Read the whole password file at path (at most YK_PASSWORD_FILE_MAX
- * bytes) into a malloc'd, NUL-terminated buffer; wipe it after use. */
+ * bytes; secfile.c); give it back with yk_secfile_free. */
 static krb5_error_code
 read_small_file(const char *path, char **buf_out, size_t *len_out)
 {
-    krb5_error_code ret = 0;
-    struct stat sb;
-    char *buf = NULL;
-    size_t len = 0;
-    ssize_t n;
-    int fd;
+    krb5_error_code ret;
 
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno;
-    if (fstat(fd, &sb) != 0) {
-        ret = errno;
-        goto cleanup;
-    }
-    if (!S_ISREG(sb.st_mode) || sb.st_size > YK_PASSWORD_FILE_MAX) {
+    ret = yk_secfile_read(path, YK_PASSWORD_FILE_MAX, buf_out, len_out,
+                          NULL);
+    if (ret == EINVAL || ret == EFBIG || ret == EAGAIN)
         ret = YK_ERR_CONFIG;
-        goto cleanup;
-    }
-    buf = malloc((size_t)sb.st_size + 1);
-    if (buf == NULL) {
-        ret = ENOMEM;
-        goto cleanup;
-    }
-    while (len < (size_t)sb.st_size) {
-        n = read(fd, buf + len, (size_t)sb.st_size - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            ret = n < 0 ? errno : YK_ERR_CONFIG;
-            goto cleanup;
-        }
-        len += (size_t)n;
-    }
-    buf[len] = '\0';
-    *buf_out = buf;
-    *len_out = len;
-    buf = NULL;
-
-cleanup:
-    if (buf != NULL) {
-        yk_zap(buf, (size_t)sb.st_size + 1);
-        free(buf);
-    }
-    close(fd);
     return ret;
 }
 
@@ -316,8 +279,7 @@ read_password(const char *path, const char *bind_dn, char **pw_out)
     *pw_out = pw;
 
 cleanup:
-    yk_zap(buf, len);
-    free(buf);
+    yk_secfile_free(buf, len);
     return ret;
 }
 
