@@ -87,6 +87,7 @@
 #include "otp.h"
 #include "padata.h"
 #include "secmem.h"
+#include "ykclient_common.h"
 
 /*
  * libkrb5 exports k5_plugin_register (MIT's own tests use it) but installs
@@ -440,28 +441,6 @@ cleanup:
     return ret;
 }
 
-/* Never retry after a KDC error. */
-static krb5_error_code
-ykb_tryagain(krb5_context ctx, krb5_clpreauth_moddata moddata,
-             krb5_clpreauth_modreq modreq, krb5_get_init_creds_opt *opt,
-             krb5_clpreauth_callbacks cb, krb5_clpreauth_rock rock,
-             krb5_kdc_req *request, krb5_data *encoded_request_body,
-             krb5_data *encoded_previous_request, krb5_preauthtype pa_type,
-             krb5_error *error, krb5_pa_data **error_padata,
-             krb5_prompter_fct prompter, void *prompter_data,
-             krb5_pa_data ***pa_data_out)
-{
-    *pa_data_out = NULL;
-    return KRB5_PREAUTH_FAILED;
-}
-
-/* Always a real mechanism. */
-static int
-ykb_flags(krb5_context ctx, krb5_preauthtype pa_type)
-{
-    return PA_REAL;
-}
-
 /* The in-process module's vtable: "ykbench" for our padata type. */
 static krb5_error_code
 ykb_initvt(krb5_context ctx, int maj_ver, int min_ver,
@@ -474,9 +453,9 @@ ykb_initvt(krb5_context ctx, int maj_ver, int min_ver,
     vt = (krb5_clpreauth_vtable)vtable;
     vt->name = "ykbench";
     vt->pa_type_list = ykb_pa_types;
-    vt->flags = ykb_flags;
+    vt->flags = yk_tc_flags;
     vt->process = ykb_process;
-    vt->tryagain = ykb_tryagain;
+    vt->tryagain = yk_tc_tryagain;
     return 0;
 }
 
@@ -614,47 +593,6 @@ cleanup:
     return ret;
 }
 
-/* Make the in-memory input ccache for client whose "pa_type"
- * configuration restricts the exchange to pa_type. */
-static krb5_error_code
-ykb_make_in_ccache(krb5_context ctx, krb5_principal client,
-                   krb5_preauthtype pa_type, krb5_ccache *cc_out)
-{
-    krb5_error_code ret;
-    krb5_ccache cc = NULL;
-    krb5_principal tgs = NULL;
-    krb5_data value;
-    char type[16];
-
-    snprintf(type, sizeof(type), "%d", (int)pa_type);
-    value.magic = KV5M_DATA;
-    value.data = type;
-    value.length = (unsigned int)strlen(type);
-    ret = krb5_build_principal_ext(ctx, &tgs, client->realm.length,
-                                   client->realm.data,
-                                   (unsigned int)strlen(KRB5_TGS_NAME),
-                                   KRB5_TGS_NAME, client->realm.length,
-                                   client->realm.data, 0);
-    if (ret)
-        goto cleanup;
-    ret = krb5_cc_new_unique(ctx, "MEMORY", NULL, &cc);
-    if (ret)
-        goto cleanup;
-    ret = krb5_cc_initialize(ctx, cc, client);
-    if (ret == 0)
-        ret = krb5_cc_set_config(ctx, cc, tgs, "pa_type", &value);
-    if (ret)
-        goto cleanup;
-    *cc_out = cc;
-    cc = NULL;
-
-cleanup:
-    if (cc != NULL)
-        krb5_cc_destroy(ctx, cc);
-    krb5_free_principal(ctx, tgs);
-    return ret;
-}
-
 /* Copy the armor ccache name into a new MEMORY ccache of ctx (the armor
  * TGT is then read from memory on every exchange). */
 static krb5_error_code
@@ -743,7 +681,7 @@ ykb_thread_setup(ykb_run *run, ykb_thread *t, size_t idx)
         if (!run->mode->stock)
             ret = krb5_kt_add_entry(t->ctx, t->keytab, &entry);
         if (ret == 0)
-            ret = ykb_make_in_ccache(t->ctx, p->client, run->mode->pa_type,
+            ret = yk_tc_make_in_ccache(t->ctx, p->client, run->mode->pa_type,
                                      &p->in_cc);
         if (ret == 0)
             ret = krb5_get_init_creds_opt_alloc(t->ctx, &p->opt);

@@ -61,6 +61,7 @@
 #include "padata.h"
 #include "rfc6560.h"
 #include "secmem.h"
+#include "ykclient_common.h"
 
 /*
  * libkrb5 exports k5_plugin_register (MIT's own tests use it) but installs
@@ -675,28 +676,6 @@ ykt_process(krb5_context ctx, krb5_clpreauth_moddata moddata,
     return 0;
 }
 
-/* Never retry after a KDC error. */
-static krb5_error_code
-ykt_tryagain(krb5_context ctx, krb5_clpreauth_moddata moddata,
-             krb5_clpreauth_modreq modreq, krb5_get_init_creds_opt *opt,
-             krb5_clpreauth_callbacks cb, krb5_clpreauth_rock rock,
-             krb5_kdc_req *request, krb5_data *encoded_request_body,
-             krb5_data *encoded_previous_request, krb5_preauthtype pa_type,
-             krb5_error *error, krb5_pa_data **error_padata,
-             krb5_prompter_fct prompter, void *prompter_data,
-             krb5_pa_data ***pa_data_out)
-{
-    *pa_data_out = NULL;
-    return KRB5_PREAUTH_FAILED;
-}
-
-/* Always a real mechanism. */
-static int
-ykt_flags(krb5_context ctx, krb5_preauthtype pa_type)
-{
-    return PA_REAL;
-}
-
 /* Fill the vtable of an in-process test module: name, its padata types,
  * its process; always a real mechanism that never tries again. */
 static krb5_error_code
@@ -710,9 +689,9 @@ ykt_fill_vtable(int maj_ver, krb5_plugin_vtable vtable, const char *name,
     vt = (krb5_clpreauth_vtable)vtable;
     vt->name = name;
     vt->pa_type_list = types;
-    vt->flags = ykt_flags;
+    vt->flags = yk_tc_flags;
     vt->process = process;
-    vt->tryagain = ykt_tryagain;
+    vt->tryagain = yk_tc_tryagain;
     return 0;
 }
 
@@ -1283,48 +1262,6 @@ ykt_real_module_loaded(krb5_context ctx)
     return found;
 }
 
-/* Make the in-memory input ccache whose "pa_type" configuration for the
- * realm's TGS restricts the exchange to padata type pa_type (ours, or
- * 141 for the RFC 6560 kinds). */
-static krb5_error_code
-ykt_make_in_ccache(krb5_context ctx, krb5_principal client,
-                   krb5_preauthtype pa_type, krb5_ccache *cc_out)
-{
-    krb5_error_code ret;
-    krb5_ccache cc = NULL;
-    krb5_principal tgs = NULL;
-    krb5_data value;
-    char type[16];
-
-    snprintf(type, sizeof(type), "%d", (int)pa_type);
-    value.magic = KV5M_DATA;
-    value.data = type;
-    value.length = (unsigned int)strlen(type);
-    ret = krb5_build_principal_ext(ctx, &tgs, client->realm.length,
-                                   client->realm.data,
-                                   (unsigned int)strlen(KRB5_TGS_NAME),
-                                   KRB5_TGS_NAME, client->realm.length,
-                                   client->realm.data, 0);
-    if (ret)
-        goto cleanup;
-    ret = krb5_cc_new_unique(ctx, "MEMORY", NULL, &cc);
-    if (ret)
-        goto cleanup;
-    ret = krb5_cc_initialize(ctx, cc, client);
-    if (ret == 0)
-        ret = krb5_cc_set_config(ctx, cc, tgs, "pa_type", &value);
-    if (ret)
-        goto cleanup;
-    *cc_out = cc;
-    cc = NULL;
-
-cleanup:
-    if (cc != NULL)
-        krb5_cc_destroy(ctx, cc);
-    krb5_free_principal(ctx, tgs);
-    return ret;
-}
-
 /* Parse the command line into a; -1 after printing a usage error. */
 static int
 ykt_parse_args(int argc, char **argv, ykt_args *a, const char **otp_out)
@@ -1477,7 +1414,7 @@ ykt_session(const ykt_args *a, const char *config_path, int store)
     }
     if (ret == 0) {
         step = "make the input ccache";
-        ret = ykt_make_in_ccache(ctx, client, a->kind->rfc6560 ?
+        ret = yk_tc_make_in_ccache(ctx, client, a->kind->rfc6560 ?
                                  KRB5_PADATA_OTP_CHALLENGE : YK_PADATA_TYPE,
                                  &in_cc);
     }
