@@ -32,6 +32,9 @@
 #                          TLS lines of yk_slapd_tls_conf)
 #   YK_SLAPD_EXTRA_URLS    more URLs for slapd -h (set before
 #                          yk_slapd_start), e.g. "ldaps://127.0.0.1:PORT/"
+#   YK_SLAPD_WRAPPER       a command line slapd runs under (it must exec
+#                          slapd, keeping the PID), e.g. a private mount
+#                          namespace (diskfull.sh)
 #
 # TLS (tls.sh):
 #   yk_tls_pki DIR         a throwaway CA (ca.pem), a server certificate
@@ -336,7 +339,9 @@ yk_slapd_start() {
                 sed 's|/|%2F|g')"
             urls="$urls $YK_LDAPI_URI"
         fi
-        slapd "${conf[@]}" -h "$urls" -d none >> "$YK_TMP/slapd.log" 2>&1 &
+        # shellcheck disable=SC2086
+        ${YK_SLAPD_WRAPPER:-} slapd "${conf[@]}" -h "$urls" -d none \
+            >> "$YK_TMP/slapd.log" 2>&1 &
         YK_SLAPD_PID=$!
         yk_register_pid "$YK_SLAPD_PID"
         for i in $(seq 100); do
