@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ykbench.c: load generator: concurrent AS exchanges in five login modes. */
+/* ykbench.c: load generator: concurrent AS exchanges in six login modes. */
 
 /*
  * bench/run drives it: one invocation measures one cell (one mode at one
@@ -15,12 +15,18 @@
  *   stock-2fa      (e) password + OTP typed as one value, sent by
  *                  libkrb5's own RFC 6560 client (otp, padata 141/142)
  *                  inside FAST armor: a stock MIT client, see below
+ *   mit-otp        the anchors (f), (g): the OTP alone, sent by the same
+ *                  stock client to principals of MIT's own otp module
+ *                  (string attribute "otp"), which asks a RADIUS server
+ *                  (bench/run: FreeRADIUS with rlm_yubikey); MIT's module
+ *                  does not set the hardware-authentication flag
  *   bad-otp        mode 1 with the right password and an OTP whose CRC
  *                  fails: a login counts when the KDC refuses it
  * Every exchange may use only the mode's mechanism (the "pa_type"
  * configuration of an in-memory input ccache) and never falls back, and
  * an issued ticket must carry the hardware-authentication flag exactly
- * when an OTP was sent: anything else counts as an error.
+ * when the mode's server sets it (ours: whenever an OTP was sent):
+ * anything else counts as an error.
  *
  * Keys.  Each principal's long-term key is derived once, before the clock
  * starts (krb5_c_string_to_key with the default salt, the realm followed
@@ -48,7 +54,9 @@
  * thread's MEMORY copy).  The client derives no key (the otp mechanism's
  * reply key is the armor key); the KDC runs the password's string-to-key
  * on every login.  The passwords are kept, in fixed buffers, for this
- * mode only.
+ * mode only.  mit-otp is the same client answering with the OTP alone (no
+ * password: its principals have random keys, "-" in the principals
+ * file).
  *
  * OTPs.  Each principal's emulated token (emu/) is loaded from its
  * state file, advanced in memory with yk_emu_next just before a login's
@@ -114,12 +122,15 @@ krb5_error_code k5_plugin_register(krb5_context context, int interface_id,
 
 /* The login modes. */
 typedef enum {
-    M_PASSWORD, M_2FA, M_OTP, M_FAST_PASSWORD, M_STOCK_2FA, M_BAD_OTP
+    M_PASSWORD, M_2FA, M_OTP, M_FAST_PASSWORD, M_STOCK_2FA, M_MIT_OTP,
+    M_BAD_OTP
 } ykb_mode;
 
 /* One mode: its name, the only padata type the exchange may use, whether
- * it is armored, sends an OTP, expects a refusal, and is the stock
- * client (libkrb5's otp mechanism through the responder). */
+ * it is armored, sends an OTP, expects a refusal, is the stock client
+ * (libkrb5's otp mechanism through the responder), types the password
+ * before the OTP (stock client), and gets a ticket flagged for hardware
+ * authentication. */
 typedef struct {
     const char *name;
     ykb_mode id;
@@ -128,16 +139,19 @@ typedef struct {
     int sends_otp;
     int expect_refusal;
     int stock;
+    int stock_password;
+    int hw_flag;
 } ykb_mode_info;
 
 static const ykb_mode_info ykb_modes[] = {
-    { "password", M_PASSWORD, KRB5_PADATA_ENC_TIMESTAMP, 0, 0, 0, 0 },
-    { "2fa", M_2FA, YK_PADATA_TYPE, 0, 1, 0, 0 },
-    { "otp", M_OTP, YK_PADATA_TYPE, 1, 1, 0, 0 },
+    { "password", M_PASSWORD, KRB5_PADATA_ENC_TIMESTAMP, 0, 0, 0, 0, 0, 0 },
+    { "2fa", M_2FA, YK_PADATA_TYPE, 0, 1, 0, 0, 0, 1 },
+    { "otp", M_OTP, YK_PADATA_TYPE, 1, 1, 0, 0, 0, 1 },
     { "fast-password", M_FAST_PASSWORD, KRB5_PADATA_ENCRYPTED_CHALLENGE,
-      1, 0, 0, 0 },
-    { "stock-2fa", M_STOCK_2FA, KRB5_PADATA_OTP_CHALLENGE, 1, 1, 0, 1 },
-    { "bad-otp", M_BAD_OTP, YK_PADATA_TYPE, 0, 1, 1, 0 },
+      1, 0, 0, 0, 0, 0 },
+    { "stock-2fa", M_STOCK_2FA, KRB5_PADATA_OTP_CHALLENGE, 1, 1, 0, 1, 1, 1 },
+    { "mit-otp", M_MIT_OTP, KRB5_PADATA_OTP_CHALLENGE, 1, 1, 0, 1, 0, 0 },
+    { "bad-otp", M_BAD_OTP, YK_PADATA_TYPE, 0, 1, 1, 0, 0, 1 },
 };
 
 /* One principal: its name, its derived key (or, for the stock client,
@@ -162,7 +176,9 @@ typedef struct {
     int proto_mode;              /* YK_MODE_2FA or YK_MODE_OTP */
     char otp[YK_OTP_BUF];
     size_t otp_len;
-    char value[YKB_VALUE_LEN];   /* stock-2fa: password then OTP */
+    char value[YKB_VALUE_LEN];   /* the stock client's answer: password
+                                  * then OTP (stock-2fa), the OTP alone
+                                  * (mit-otp) */
     int produced;                /* our padata, or the responder's
                                   * answer, went out */
 } ykb_request;
@@ -228,18 +244,19 @@ ykb_usage(FILE *f)
     fprintf(f,
 "usage: ykbench --mode MODE --principals FILE [options]\n"
 "  --mode MODE        password | 2fa | otp | fast-password | stock-2fa |\n"
-"                     bad-otp\n"
+"                     mit-otp | bad-otp\n"
 "  --principals FILE  lines \"NAME PASSWORD TOKENFILE\" (token states are\n"
 "                     read, and saved back when the mode sends OTPs)\n"
 "  --threads N        concurrent clients (default 1)\n"
 "  --seconds S        stop after S seconds (default 5)\n"
 "  --logins N         stop after N logins (default: no fixed count)\n"
 "  --limit N          never more than N logins (default %d)\n"
-"  --armor CCACHE     FAST armor ccache (otp, fast-password, stock-2fa)\n"
+"  --armor CCACHE     FAST armor ccache (otp, fast-password, stock-2fa,\n"
+"                     mit-otp)\n"
 "  --enctype NAME     the long-term key to derive (default %s)\n"
 "  --pid NAME=PID[,PID...]  report the CPU time of these processes\n"
 "KRB5_CONFIG must name a krb5.conf that does not load yubikey_client.so\n"
-"(for stock-2fa: one with nothing of this project).\n"
+"(for stock-2fa and mit-otp: one with nothing of this project).\n"
 "Prints one line: result mode=... ok=... rate=... p50_ms=... p99_ms=...\n"
 "cpu_us_per_login.client=... (and per --pid group) machine_busy_cores=...\n"
 "listen_overflows=...  Exit 0 when every login ended as expected, 1\n"
@@ -462,8 +479,9 @@ ykb_initvt(krb5_context ctx, int maj_ver, int min_ver,
 /* ---- the stock client's responder ------------------------------------ */
 
 /* Answer libkrb5's otp question with the value the user would type
- * (password then OTP, one string), as SSSD answers it; any other
- * question stays unanswered.  data is the thread's ykb_request. */
+ * (password then OTP, one string, or the OTP alone), as SSSD answers
+ * it; any other question stays unanswered.  data is the thread's
+ * ykb_request. */
 static krb5_error_code KRB5_CALLCONV
 ykb_responder(krb5_context ctx, void *data, krb5_responder_context rctx)
 {
@@ -796,7 +814,7 @@ ykb_login(ykb_thread *t, ykb_principal *p)
             ykb_spoil_otp(t->req.otp, t->req.otp_len);
         if (mode->stock)
             snprintf(t->req.value, sizeof(t->req.value), "%s%s",
-                     p->password, t->req.otp);
+                     mode->stock_password ? p->password : "", t->req.otp);
     }
 
     t0 = ykb_now_ns();
@@ -818,7 +836,7 @@ ykb_login(ykb_thread *t, ykb_principal *p)
             ykb_note_error(t, 0, "a ticket for an OTP with a bad CRC");
         } else {
             hw = (creds.ticket_flags & TKT_FLG_HW_AUTH) != 0;
-            if (hw != mode->sends_otp || mode->sends_otp != t->req.produced) {
+            if (hw != mode->hw_flag || mode->sends_otp != t->req.produced) {
                 t->flag_errors++;
                 ykb_note_error(t, 0, "ticket flags do not match the mode");
             } else {
@@ -1108,8 +1126,10 @@ ykb_prepare(ykb_run *run)
     for (i = 0; i < run->nprinc; i++) {
         p = &run->princ[i];
         if (run->mode->stock) {
-            /* Typed at every login: the KDC derives the key. */
-            memcpy(p->password, pw[i], sizeof(p->password));
+            /* Typed at every login (stock-2fa): the KDC derives the
+             * key; mit-otp types none. */
+            if (run->mode->stock_password)
+                memcpy(p->password, pw[i], sizeof(p->password));
             ret = 0;
         } else {
             ret = ykb_derive_key(ctx, run->enctype, p, pw[i]);
