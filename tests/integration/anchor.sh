@@ -24,12 +24,12 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 # shellcheck source=radius.sh
 . "$srcdir/tests/integration/radius.sh"
 
-ARMOR=$YK_TMP/armor.cc
 ANCHORS="ykcache yksql"
 REPLAY="Replay attack detected"      # rlm_yubikey's messages
 BAD_CRC="Decrypting OTP token data failed"
 
 yk_realm_setup
+ARMOR=$YK_TMP/armor.cc           # YK_TMP exists from here on
 preauth_dir=$(yk_krb5_preauth_dir) || yk_fail "cannot locate libkrb5"
 [ -f "$preauth_dir/otp.so" ] ||
     yk_skip "krb5-otp is not installed (no $preauth_dir/otp.so)"

@@ -24,11 +24,11 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$srcdir/tests/integration/radius.sh"
 
 R=$YK_REALM
-ARMOR=$YK_TMP/armor.cc
 CAROL_OTP=314159
 skipped=
 
 yk_realm_setup
+ARMOR=$YK_TMP/armor.cc           # YK_TMP exists from here on
 yk_realm_addprinc alice alice-pw
 yk_realm_addprinc carol carol-pw
 yk_realm_enroll alice "$YK_TMP/alice.tok"

@@ -130,8 +130,9 @@ yk_radius_yubikey_user() {
     key=$(yk_radius_token_field "$2" aes_key)
     privid=$(yk_radius_token_field "$2" private_id)
     pubid=$(yk_radius_token_field "$2" public_id)
-    [ ${#key} = 32 ] && [ ${#privid} = 12 ] && [ ${#pubid} = 12 ] ||
+    if [ ${#key} != 32 ] || [ ${#privid} != 12 ] || [ ${#pubid} != 12 ]; then
         yk_fail "$2: not a token with a 12-character public id"
+    fi
     (umask 077
      printf '%s Yubikey-Key := 0x%s, Yubikey-Private-ID := 0x%s\n' \
          "$1" "$key" "$privid" >> "$YK_RADIUS_DIR/users")
