@@ -148,25 +148,6 @@ yk_cache_get(yk_cache *cache, const char *principal,
     return 0;
 }
 
-/* Unlink principal's item and give its entry to the caller. */
-krb5_error_code
-yk_cache_take(yk_cache *cache, const char *principal, yk_entry **entry_out,
-              krb5_error_code *code_out, int64_t *fetched_out)
-{
-    yk_cache_item **link = find_link(cache, principal), *item = *link;
-
-    if (item == NULL)
-        return ENOENT;
-    *link = item->next;
-    cache->count--;
-    *entry_out = item->entry;
-    *code_out = item->code;
-    *fetched_out = item->fetched;
-    item->entry = NULL;
-    item_free(item);
-    return 0;
-}
-
 /* Insert or replace principal's item; the entry is owned by the cache
  * from here on, or freed when it cannot be stored. */
 krb5_error_code

@@ -30,20 +30,14 @@ krb5_error_code yk_cache_new(size_t max_entries, yk_cache **cache_out);
 void yk_cache_free(yk_cache *cache);
 
 /* Look principal up.  On success *entry_out is the cached entry (owned by
- * the cache, valid until the next put, take or drop for principal; NULL
+ * the cache, valid until the next put or drop for principal, so never
+ * across a wait of the store (async.c); NULL
  * for a negative result), *code_out 0 or the cached negative code and
  * *fetched_out the time of the lookup.  ENOENT when nothing is cached. */
 krb5_error_code yk_cache_get(yk_cache *cache, const char *principal,
                              const yk_entry **entry_out,
                              krb5_error_code *code_out,
                              int64_t *fetched_out);
-
-/* Remove principal's item and hand its entry to the caller (who frees it
- * with yk_entry_free); same outputs as yk_cache_get. */
-krb5_error_code yk_cache_take(yk_cache *cache, const char *principal,
-                              yk_entry **entry_out,
-                              krb5_error_code *code_out,
-                              int64_t *fetched_out);
 
 /* Store a lookup result for principal made at fetched: entry (taken over,
  * even on failure; may be NULL) and code (0, or a negative code with a

@@ -17,6 +17,7 @@
 #include <kdb.h>
 #include <krb5/kdcpreauth_plugin.h>
 
+#include "async.h"
 #include "errors.h"
 #include "mitotp.h"
 #include "otp.h"
@@ -85,6 +86,9 @@ yk_init(krb5_context context, krb5_kdcpreauth_moddata *moddata_out,
     ret = yk_crypto_init();
     if (ret)
         return ret;
+    /* Inside an attempt (yk_verify, yk_edata) the store's waits suspend
+     * it and the worker goes on serving (async.c). */
+    yk_store_set_io(&yk_async_io);
     ret = krb5_get_profile(context, &profile);
     if (ret)
         return ret;
@@ -123,6 +127,8 @@ static void
 yk_fini(krb5_context context, krb5_kdcpreauth_moddata moddata)
 {
     moddata_free(context, (yk_moddata *)moddata);
+    yk_async_fini();
+    yk_store_set_io(NULL);
 }
 
 /* flags: offered to +requires_hwauth principals; replaces the reply key
@@ -232,15 +238,30 @@ make_challenge(krb5_context context, krb5_kdcpreauth_callbacks cb,
     return ret;
 }
 
-/* edata: the hint, only for principals with an active token (for 142: a
- * PA-OTP-CHALLENGE, only in armored requests); respond is called exactly
- * once. */
+/* One edata call, run as an attempt (async.c): its arguments, and what
+ * it answers. */
+typedef struct {
+    krb5_context context;
+    krb5_kdcpreauth_callbacks cb;
+    krb5_kdcpreauth_rock rock;
+    krb5_kdcpreauth_moddata moddata;
+    krb5_preauthtype pa_type;
+    krb5_kdcpreauth_edata_respond_fn respond;
+    void *arg;
+    krb5_error_code code;
+    krb5_pa_data *pa;
+    int heap;                    /* malloc'd (else on the caller's stack) */
+} yk_edata_call;
+
+/* edata's work: the hint, only for principals with an active token (for
+ * 142: a PA-OTP-CHALLENGE, only in armored requests), into ec. */
 static void
-yk_edata(krb5_context context, krb5_kdc_req *request,
-         krb5_kdcpreauth_callbacks cb, krb5_kdcpreauth_rock rock,
-         krb5_kdcpreauth_moddata moddata, krb5_preauthtype pa_type,
-         krb5_kdcpreauth_edata_respond_fn respond, void *arg)
+edata_body(void *p)
 {
+    yk_edata_call *ec = p;
+    krb5_context context = ec->context;
+    krb5_kdcpreauth_callbacks cb = ec->cb;
+    krb5_kdcpreauth_rock rock = ec->rock;
     krb5_error_code ret = ENOENT;
     krb5_principal client = NULL;
     krb5_pa_data *pa = NULL;
@@ -251,22 +272,20 @@ yk_edata(krb5_context context, krb5_kdc_req *request,
     uint8_t flags = 0;
     int armored, requires_hw;
 
-    if (cb->vers < YK_MIN_CALLBACKS_VERSION)
-        goto cleanup;
     client = cb->client_name(context, rock);
-    r = find_realm((yk_moddata *)moddata, client);
+    r = find_realm((yk_moddata *)ec->moddata, client);
     if (r == NULL)
         goto cleanup;
     ret = krb5_unparse_name(context, client, &name);
     if (ret)
         goto cleanup;
     armored = cb->fast_armor(context, rock) != NULL;
-    if (pa_type == KRB5_PADATA_OTP_REQUEST) {
+    if (ec->pa_type == KRB5_PADATA_OTP_REQUEST) {
         /* Called after our own type's edata, which read the record: the
          * cache decides.  Only armored requests get a challenge, and not
          * MIT's principals: its module sends theirs. */
         ret = armored ? yk_hint_cached(r, name, armored) : ENOENT;
-        if (ret == 0 && yk_mitotp_owns(((yk_moddata *)moddata)->mit,
+        if (ret == 0 && yk_mitotp_owns(((yk_moddata *)ec->moddata)->mit,
                                        context, cb, rock))
             ret = ENOENT;
         if (ret == 0)
@@ -290,7 +309,7 @@ yk_edata(krb5_context context, krb5_kdc_req *request,
         goto cleanup;
     }
     pa->magic = KV5M_PA_DATA;
-    pa->pa_type = pa_type == KRB5_PADATA_OTP_REQUEST ?
+    pa->pa_type = ec->pa_type == KRB5_PADATA_OTP_REQUEST ?
         KRB5_PADATA_OTP_CHALLENGE : YK_PADATA_TYPE;
     pa->length = hint.length;
     pa->contents = (krb5_octet *)hint.data;
@@ -300,9 +319,57 @@ yk_edata(krb5_context context, krb5_kdc_req *request,
 cleanup:
     yk_data_free(&hint);
     krb5_free_unparsed_name(context, name);
-    (*respond)(arg, ret, ret ? NULL : pa);
-    if (ret)
-        free(pa);
+    ec->code = ret;
+    ec->pa = ret ? NULL : pa;
+}
+
+/* edata's answer, on the worker loop's stack: respond exactly once. */
+static void
+edata_fin(void *p)
+{
+    yk_edata_call *ec = p;
+
+    (*ec->respond)(ec->arg, ec->code, ec->pa);
+    if (ec->code)
+        free(ec->pa);
+    if (ec->heap)
+        free(ec);
+}
+
+/* edata: the hint (edata_body), as an attempt on the worker's event loop
+ * (async.c) so that its directory read does not block the worker; when
+ * no attempt can be started (memory), at once. */
+static void
+yk_edata(krb5_context context, krb5_kdc_req *request,
+         krb5_kdcpreauth_callbacks cb, krb5_kdcpreauth_rock rock,
+         krb5_kdcpreauth_moddata moddata, krb5_preauthtype pa_type,
+         krb5_kdcpreauth_edata_respond_fn respond, void *arg)
+{
+    yk_edata_call local, *ec;
+
+    if (cb->vers < YK_MIN_CALLBACKS_VERSION) {
+        (*respond)(arg, ENOENT, NULL);
+        return;
+    }
+    ec = calloc(1, sizeof(*ec));
+    if (ec == NULL) {
+        memset(&local, 0, sizeof(local));
+        ec = &local;
+    } else {
+        ec->heap = 1;
+    }
+    ec->context = context;
+    ec->cb = cb;
+    ec->rock = rock;
+    ec->moddata = moddata;
+    ec->pa_type = pa_type;
+    ec->respond = respond;
+    ec->arg = arg;
+    if (!ec->heap || yk_async_run(cb->event_context(context, rock),
+                                  edata_body, edata_fin, ec) != 0) {
+        edata_body(ec);
+        edata_fin(ec);
+    }
 }
 
 /* After a committed OTP: the indicators, then the reply key (mode 2),
@@ -406,17 +473,35 @@ check_password(void *arg, const char *pw, size_t len)
     return ret;
 }
 
-/* verify: run the pipeline on our padata, apply its outcome, log one line
- * per attempt and respond exactly once. */
+/* One verify call, run as an attempt (async.c): its arguments, and what
+ * it answers. */
+typedef struct {
+    krb5_context context;
+    krb5_kdc_req *request;
+    krb5_enc_tkt_part *enc_tkt_reply;
+    krb5_pa_data *data;
+    krb5_kdcpreauth_callbacks cb;
+    krb5_kdcpreauth_rock rock;
+    krb5_kdcpreauth_moddata moddata;
+    krb5_kdcpreauth_verify_respond_fn respond;
+    void *arg;
+    char *name;                  /* the client, unparsed */
+    krb5_error_code code;
+    int heap;                    /* malloc'd (else on the caller's stack) */
+} yk_verify_call;
+
+/* verify's work: run the pipeline on our padata, apply its outcome and
+ * log one line per attempt; the code to answer into vc. */
 static void
-yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
-          krb5_enc_tkt_part *enc_tkt_reply, krb5_pa_data *data,
-          krb5_kdcpreauth_callbacks cb, krb5_kdcpreauth_rock rock,
-          krb5_kdcpreauth_moddata moddata,
-          krb5_kdcpreauth_verify_respond_fn respond, void *arg)
+verify_body(void *p)
 {
+    yk_verify_call *vc = p;
+    krb5_context context = vc->context;
+    krb5_kdcpreauth_callbacks cb = vc->cb;
+    krb5_kdcpreauth_rock rock = vc->rock;
+    krb5_pa_data *data = vc->data;
     krb5_error_code ret;
-    krb5_principal client = NULL;
+    krb5_principal client;
     krb5_keyblock *armor = NULL;
     yk_keys_ctx kc;
     const krb5_pa_data *first = NULL;
@@ -424,7 +509,6 @@ yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
     yk_verify_in in;
     yk_verify_out out;
     char line[YK_LOG_LINE_LEN];
-    char *name = NULL;
     int n_ours = 0;
 
     memset(&in, 0, sizeof(in));
@@ -433,14 +517,90 @@ yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
     kc.context = context;
     kc.cb = cb;
     kc.rock = rock;
+    client = cb->client_name(context, rock);
+    survey_padata(vc->request->padata, &n_ours, &first, &in.other_auth);
+    armor = cb->fast_armor(context, rock);
+    contents.magic = KV5M_DATA;
+    contents.length = data->length;
+    contents.data = (char *)data->contents;
+    in.principal = vc->name;
+    in.padata = &contents;
+    in.duplicate = n_ours > 1;
+    in.armored = armor != NULL;
+    in.get_client_keys = get_client_keys;
+    in.keys_arg = &kc;
+    in.max_skew = cb->max_time_skew(context, rock);
+    in.nonce = (uint32_t)vc->request->nonce;
+    if (data->pa_type == KRB5_PADATA_OTP_REQUEST) {
+        in.rfc6560 = 1;
+        in.armor_key = armor;
+        if (cb->get_cookie(context, rock, KRB5_PADATA_OTP_REQUEST,
+                           &cookie))
+            in.challenge_nonce = &cookie;
+        in.check_password = check_password;
+        in.password_arg = &kc;
+    }
+    ret = krb5_timeofday(context, &in.now);
+    if (ret) {
+        yk_verify_late_failure(&in, &out, ret);
+    } else {
+        yk_verify_run(context, find_realm((yk_moddata *)vc->moddata, client),
+                      &in, &out);
+    }
+
+    if (out.code == 0) {
+        ret = finish_success(context, vc->enc_tkt_reply, cb, rock,
+                             find_realm((yk_moddata *)vc->moddata, client),
+                             out.mode, in.rfc6560, armor);
+        if (ret)
+            yk_verify_late_failure(&in, &out, ret);
+    }
+
+    /* One line per attempt: a doubled padata is logged once. */
+    if (!in.duplicate || data == first) {
+        yk_verify_format_log(vc->name, &out, line, sizeof(line));
+        yk_kdc_log("%s", line);
+    }
+    if (kc.keys != NULL)
+        cb->free_keys(context, rock, kc.keys);
+    vc->code = out.code;
+}
+
+/* verify's answer, on the worker loop's stack: respond exactly once. */
+static void
+verify_fin(void *p)
+{
+    yk_verify_call *vc = p;
+
+    krb5_free_unparsed_name(vc->context, vc->name);
+    vc->name = NULL;
+    (*vc->respond)(vc->arg, vc->code, NULL, NULL, NULL);
+    if (vc->heap)
+        free(vc);
+}
+
+/* verify: MIT's principals handed to its module; ours run verify_body as
+ * an attempt on the worker's event loop (async.c), so that its directory
+ * operations do not block the worker (at once when no attempt can be
+ * started: memory); respond is called exactly once. */
+static void
+yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
+          krb5_enc_tkt_part *enc_tkt_reply, krb5_pa_data *data,
+          krb5_kdcpreauth_callbacks cb, krb5_kdcpreauth_rock rock,
+          krb5_kdcpreauth_moddata moddata,
+          krb5_kdcpreauth_verify_respond_fn respond, void *arg)
+{
+    krb5_error_code ret;
+    yk_verify_call local, *vc;
+    char *name = NULL;
+
     if (cb->vers < YK_MIN_CALLBACKS_VERSION) {
         yk_kdc_log("KDC callbacks version %d < %d: refusing", cb->vers,
                    YK_MIN_CALLBACKS_VERSION);
         (*respond)(arg, KRB5KDC_ERR_PREAUTH_FAILED, NULL, NULL, NULL);
         return;
     }
-    client = cb->client_name(context, rock);
-    ret = krb5_unparse_name(context, client, &name);
+    ret = krb5_unparse_name(context, cb->client_name(context, rock), &name);
     if (ret) {
         (*respond)(arg, ret, NULL, NULL, NULL);
         return;
@@ -455,54 +615,28 @@ yk_verify(krb5_context context, krb5_data *req_pkt, krb5_kdc_req *request,
                          arg);
         return;
     }
-
-    survey_padata(request->padata, &n_ours, &first, &in.other_auth);
-    armor = cb->fast_armor(context, rock);
-    contents.magic = KV5M_DATA;
-    contents.length = data->length;
-    contents.data = (char *)data->contents;
-    in.principal = name;
-    in.padata = &contents;
-    in.duplicate = n_ours > 1;
-    in.armored = armor != NULL;
-    in.get_client_keys = get_client_keys;
-    in.keys_arg = &kc;
-    in.max_skew = cb->max_time_skew(context, rock);
-    in.nonce = (uint32_t)request->nonce;
-    if (data->pa_type == KRB5_PADATA_OTP_REQUEST) {
-        in.rfc6560 = 1;
-        in.armor_key = armor;
-        if (cb->get_cookie(context, rock, KRB5_PADATA_OTP_REQUEST,
-                           &cookie))
-            in.challenge_nonce = &cookie;
-        in.check_password = check_password;
-        in.password_arg = &kc;
-    }
-    ret = krb5_timeofday(context, &in.now);
-    if (ret) {
-        yk_verify_late_failure(&in, &out, ret);
+    vc = calloc(1, sizeof(*vc));
+    if (vc == NULL) {
+        memset(&local, 0, sizeof(local));
+        vc = &local;
     } else {
-        yk_verify_run(context, find_realm((yk_moddata *)moddata, client),
-                      &in, &out);
+        vc->heap = 1;
     }
-
-    if (out.code == 0) {
-        ret = finish_success(context, enc_tkt_reply, cb, rock,
-                             find_realm((yk_moddata *)moddata, client),
-                             out.mode, in.rfc6560, armor);
-        if (ret)
-            yk_verify_late_failure(&in, &out, ret);
+    vc->context = context;
+    vc->request = request;
+    vc->enc_tkt_reply = enc_tkt_reply;
+    vc->data = data;
+    vc->cb = cb;
+    vc->rock = rock;
+    vc->moddata = moddata;
+    vc->respond = respond;
+    vc->arg = arg;
+    vc->name = name;
+    if (!vc->heap || yk_async_run(cb->event_context(context, rock),
+                                  verify_body, verify_fin, vc) != 0) {
+        verify_body(vc);
+        verify_fin(vc);
     }
-
-    /* One line per attempt: a doubled padata is logged once. */
-    if (!in.duplicate || data == first) {
-        yk_verify_format_log(name, &out, line, sizeof(line));
-        yk_kdc_log("%s", line);
-    }
-    if (kc.keys != NULL)
-        cb->free_keys(context, rock, kc.keys);
-    krb5_free_unparsed_name(context, name);
-    (*respond)(arg, out.code, NULL, NULL, NULL);
 }
 
 /* The module's only exported symbol: fill the kdcpreauth vtable. */

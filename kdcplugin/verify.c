@@ -251,10 +251,9 @@ set_verdict(yk_verify_out *out, yk_verdict v, const char *fmt, ...)
 /* Test hook: sleep YK_TEST_CAS_DELAY_MS milliseconds between the read and
  * the swap, so that tests can make two verifiers race. */
 static void
-test_cas_delay(void)
+test_cas_delay(yk_store *st)
 {
     const char *s = getenv("YK_TEST_CAS_DELAY_MS");
-    struct timespec ts;
     char *end = NULL;
     long ms;
 
@@ -263,10 +262,9 @@ test_cas_delay(void)
     ms = strtol(s, &end, 10);
     if (*end != '\0' || ms <= 0 || ms > YK_TEST_DELAY_MAX_MS)
         return;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
+    /* Inside the KDC other attempts run meanwhile (the worker is not
+     * blocked), as during a slow swap. */
+    yk_store_sleep_ms(st, (int)ms);
 }
 #endif
 
@@ -497,7 +495,7 @@ note_commit(yk_token *tok, const yk_state_rec *next, int64_t *fetched)
     tok->nextra = 0;
 }
 
-/* One attempt's copy of the principal's record: taken from the cache (or
+/* One attempt's copy of the principal's record: copied from the cache (or
  * read) before the password check, put back when the attempt ends. */
 typedef struct {
     yk_entry *entry;             /* NULL: no entry (code says why) */
@@ -520,6 +518,7 @@ attempt_begin(yk_realm *r, const yk_verify_in *in, yk_record *rec,
               yk_verify_out *out)
 {
     int64_t now = yk_mono_ms();
+    const yk_entry *cached = NULL;
 
     if (yk_breaker_open(r, now)) {
         set_verdict(out, YK_V_BACKEND, "circuit breaker open");
@@ -532,9 +531,15 @@ attempt_begin(yk_realm *r, const yk_verify_in *in, yk_record *rec,
     }
     yk_budget_set(r, 1);
 
-    /* The cached record is the guess the swap starts from. */
-    rec->have = yk_cache_take(r->cache, in->principal, &rec->entry,
-                              &rec->code, &rec->fetched) == 0;
+    /* The cached record is the guess the swap starts from: a copy, so
+     * that the attempts in flight meanwhile (hints, other logins of the
+     * principal: async.c) still find it. */
+    rec->entry = NULL;
+    rec->have = yk_cache_get(r->cache, in->principal, &cached, &rec->code,
+                             &rec->fetched) == 0;
+    if (rec->have && cached != NULL &&
+        yk_entry_copy(cached, &rec->entry) != 0)
+        rec->have = 0;   /* no memory for the copy: read it */
     if (rec->have && now - rec->fetched < (int64_t)r->cfg.cache_ttl * 1000)
         return 1;
     return record_read(r, in, 0, rec, out);
@@ -733,7 +738,7 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
             }
             swaps++;
 #ifdef YK_TEST_HOOKS
-            test_cas_delay();
+            test_cas_delay(r->store);
 #endif
             /* Step 6: acknowledged before anything is issued. */
             ret = yk_store_cas_state(r->store, rec->entry, tok, &next);

@@ -624,7 +624,7 @@ yk_modlist_del_secrets(yk_modlist *ml, const yk_token *tok, size_t *n_out)
 }
 
 /* What the post-read entry (RFC 4527) in ctrls holds beside mine, the
- * value just added (postread.c): YK_RIVAL_* into st->rival, and 0; or a
+ * value just added (postread.c): YK_RIVAL_* into st->at.rival, and 0; or a
  * post-read that is not there (a server without the control: the swap
  * of before) 0 too; or one that does not parse, YK_ERR_RECORD_FORMAT. */
 static krb5_error_code
@@ -633,13 +633,13 @@ postread_check(yk_store *st, LDAPControl **ctrls, const char *mine,
 {
     LDAPControl *ctrl;
 
-    st->rival = YK_RIVAL_NONE;
+    st->at.rival = YK_RIVAL_NONE;
     ctrl = ldap_control_find(LDAP_CONTROL_POST_READ, ctrls, NULL);
     if (ctrl == NULL)
         return 0;
     return yk_postread_rival(ctrl->ldctl_value.bv_val,
                              ctrl->ldctl_value.bv_len, mine, new_state,
-                             &st->rival);
+                             &st->at.rival);
 }
 
 /* Compare-and-swap tok's state: delete the exact values read, add the
@@ -684,16 +684,16 @@ yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
     }
     /* Only a swap that raises the counter (an OTP used) can be raced
      * by a replay; an administrator's rewrite keeps it. */
-    st->rival = YK_RIVAL_NONE;
+    st->at.rival = YK_RIVAL_NONE;
     if (ret == 0 && new_state->counter > tok->state.counter) {
         if (postread_check(st, postread, value, new_state) != 0) {
             yk_store_set_error(st, "the post-read of the swap of token %s "
                                "to counter %lu does not parse",
                                tok->pubid,
                                (unsigned long)new_state->counter);
-            st->rival = YK_RIVAL_UNREADABLE;
+            st->at.rival = YK_RIVAL_UNREADABLE;
             ret = YK_ERR_STORE_RIVAL;
-        } else if (st->rival != YK_RIVAL_NONE) {
+        } else if (st->at.rival != YK_RIVAL_NONE) {
             yk_store_set_error(st, "a state value as high came in by "
                                "replication after the swap of token %s to "
                                "counter %lu", tok->pubid,
@@ -836,5 +836,5 @@ yk_store_list(yk_store *st, const char *principal, yk_entry ***entries_out,
 int
 yk_store_last_rival(const yk_store *st)
 {
-    return st != NULL ? st->rival : YK_RIVAL_NONE;
+    return st != NULL ? st->at.rival : YK_RIVAL_NONE;
 }

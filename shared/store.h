@@ -68,6 +68,11 @@ const char *yk_store_last_error(const yk_store *st);
  * limit. */
 void yk_store_set_budget(yk_store *st, int budget_ms);
 
+/* Wait ms milliseconds: inside a KDC attempt that may be suspended
+ * (store_io.h) other attempts run meanwhile, and st's per-attempt state
+ * is kept across it; else the process sleeps.  For test hooks. */
+void yk_store_sleep_ms(yk_store *st, int ms);
+
 /* Whether st's last failure was the directory refusing its bind (wrong
  * DN, password or SASL identity; returned as YK_ERR_STORE_ACCESS) rather
  * than an operation refused by the access rules.  Valid until the next
@@ -120,6 +125,11 @@ krb5_error_code yk_store_cas_state(yk_store *st, const yk_entry *entry,
 
 /* The token with public id pubid in entry, or NULL. */
 yk_token *yk_entry_find_token(const yk_entry *entry, const char *pubid);
+
+/* A deep copy of entry into *out (free with yk_entry_free): the KDC's
+ * attempts each work on their own while the cache keeps the original for
+ * the others.  ENOMEM. */
+krb5_error_code yk_entry_copy(const yk_entry *entry, yk_entry **out);
 
 /* Free an entry; NULL is accepted. */
 void yk_entry_free(yk_entry *entry);

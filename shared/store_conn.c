@@ -76,6 +76,7 @@
 
 #include "errors.h"
 #include "store_int.h"
+#include "store_io.h"
 
 #define YK_URI_MAX 1024              /* one URI of a list, at most */
 
@@ -112,15 +113,50 @@ yk_sigpipe_restore(yk_sigpipe_guard *g)
     pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
+/* The store's waits when they must not block (store_io.h); NULL: block. */
+static const yk_store_io *store_io;
+
+/* See store_io.h. */
+void
+yk_store_set_io(const yk_store_io *io)
+{
+    store_io = io;
+}
+
+/* Whether waits suspend the current attempt instead of blocking. */
+static int
+io_suspends(void)
+{
+    return store_io != NULL && store_io->active();
+}
+
+/* A timed-out wait (tv: what it could wait) described: the budget's end
+ * or the per-operation timeout. */
+static void
+wait_timed_out(yk_store *st, yk_conn *c, const char *what,
+               const struct timeval *tv)
+{
+    int ms = (int)(tv->tv_sec * 1000 + tv->tv_usec / 1000);
+
+    if (ms < st->cfg.timeout_ms)
+        yk_store_set_error(st, "%s on %s server: no answer within the %d ms "
+                           "left of the attempt's time budget", what,
+                           c->is_write ? "write" : "read", ms);
+    else
+        yk_store_set_error(st, "%s on %s server: no answer within %d ms",
+                           what, c->is_write ? "write" : "read",
+                           st->cfg.timeout_ms);
+}
+
 /* Remember a description of the last LDAP failure (no secrets in it). */
 void
 yk_store_set_error(yk_store *st, const char *fmt, ...)
 {
     va_list ap;
 
-    st->bind_refused = 0;
+    st->at.bind_refused = 0;
     va_start(ap, fmt);
-    vsnprintf(st->errbuf, sizeof(st->errbuf), fmt, ap);
+    vsnprintf(st->at.errbuf, sizeof(st->at.errbuf), fmt, ap);
     va_end(ap);
 }
 
@@ -196,6 +232,8 @@ yk_conn_drop(yk_conn *c)
 
     if (c->ld == NULL)
         return;
+    if (store_io != NULL)
+        store_io->forget(c->ld);
     yk_sigpipe_block(&g);
     if (c->pid != getpid() &&
         ldap_get_option(c->ld, LDAP_OPT_DESC, &fd) == LDAP_OPT_SUCCESS &&
@@ -251,8 +289,8 @@ yk_op_timeout(yk_store *st, struct timeval *tv)
     int ms = st->cfg.timeout_ms > 0 ? st->cfg.timeout_ms :
         YK_DEFAULT_TIMEOUT_MS;
 
-    if (st->deadline_ms != 0) {
-        left = st->deadline_ms - yk_mono_ms();
+    if (st->at.deadline_ms != 0) {
+        left = st->at.deadline_ms - yk_mono_ms();
         if (left <= 0) {
             yk_store_set_error(st, "the attempt's time budget is spent: no further "
                       "LDAP operation sent");
@@ -515,12 +553,12 @@ static krb5_error_code
 conn_tls_diagnose(yk_store *st, yk_conn *c, const char *uri)
 {
     krb5_error_code ret;
-    yk_conn d = { NULL, 0, c->is_write };
+    yk_conn d = { NULL, 0, c->is_write, 0 };
     char saved[YK_ERRBUF_LEN], ca[YK_ERRBUF_LEN / 2];
     struct timeval tv;
     int handshake = 0;
 
-    memcpy(saved, st->errbuf, sizeof(saved));
+    memcpy(saved, st->at.errbuf, sizeof(saved));
     ret = yk_op_timeout(st, &tv);
     if (ret == 0 && ldap_initialize(&d.ld, uri) == LDAP_SUCCESS) {
         d.pid = getpid();
@@ -538,7 +576,7 @@ conn_tls_diagnose(yk_store *st, yk_conn *c, const char *uri)
         }
         yk_conn_drop(&d);
     }
-    memcpy(st->errbuf, saved, sizeof(saved));
+    memcpy(st->at.errbuf, saved, sizeof(saved));
     return YK_ERR_STORE_UNAVAILABLE;
 }
 
@@ -605,7 +643,7 @@ conn_open(yk_store *st, yk_conn *c, const char *uri)
     }
     if (ret) {
         yk_conn_drop(c);
-        st->bind_refused = ret == YK_ERR_STORE_ACCESS;
+        st->at.bind_refused = ret == YK_ERR_STORE_ACCESS;
         return ret;
     }
     return 0;
@@ -779,10 +817,10 @@ conn_open_write(yk_store *st, yk_conn *c, const char *uri)
         (ret != YK_ERR_STORE_UNAVAILABLE && ret != YK_ERR_STORE_TIMEOUT))
         return ret;
     snprintf(st->failover_why, sizeof(st->failover_why), "%s: %.200s",
-             yk_strerror(ret), st->errbuf);
+             yk_strerror(ret), st->at.errbuf);
     ret = conn_resolve_open(st, c, fo);
     if (ret) {
-        snprintf(fo_err, sizeof(fo_err), "%s", st->errbuf);
+        snprintf(fo_err, sizeof(fo_err), "%s", st->at.errbuf);
         yk_store_set_error(st, "write server %s: %s; write failover %s: "
                            "%s", uri, st->failover_why, fo, fo_err);
         return ret;
@@ -792,6 +830,37 @@ conn_open_write(yk_store *st, yk_conn *c, const char *uri)
     st->wr_was_failover = 1;
     st->failover_event = YK_FAILOVER_ON;
     return 0;
+}
+
+/* Wait until the attempt opening c is done (or this one's time is up:
+ * then the per-operation timeout or the budget's end, as an operation's
+ * wait). */
+static krb5_error_code
+conn_wait_opening(yk_store *st, yk_conn *c)
+{
+    __typeof__(st->at) saved;
+    struct timeval tv;
+    krb5_error_code ret;
+    int64_t ms;
+    int woken;
+
+    ret = yk_op_timeout(st, &tv);
+    if (ret)
+        return ret;
+    if (!io_suspends()) {
+        /* Only an attempt can be suspended while opening. */
+        c->opening = 0;
+        return 0;
+    }
+    ms = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+    memcpy(&saved, &st->at, sizeof(saved));
+    woken = store_io->wait(c, yk_mono_ms() + ms);
+    memcpy(&st->at, &saved, sizeof(saved));
+    explicit_bzero(&saved, sizeof(saved));
+    if (woken)
+        return 0;
+    wait_timed_out(st, c, "connect (opened by another attempt)", &tv);
+    return YK_ERR_STORE_TIMEOUT;
 }
 
 /* A usable handle for c (read or write side), connecting if needed. */
@@ -804,6 +873,13 @@ yk_conn_get(yk_store *st, int write, yk_conn **c_out)
 
     if (write && st->cfg.write_uri != NULL)
         uri = st->cfg.write_uri;
+    /* Another attempt is opening c (its bind may be in flight): wait for
+     * it, within this attempt's time. */
+    while (c->opening) {
+        ret = conn_wait_opening(st, c);
+        if (ret)
+            return ret;
+    }
     if (c->ld != NULL && (c->pid != getpid() || !yk_conn_alive(c)))
         yk_conn_drop(c);
     /* Back to the write server once the failover had its time. */
@@ -812,8 +888,12 @@ yk_conn_get(yk_store *st, int write, yk_conn **c_out)
         (int64_t)st->cfg.failover_hold_s * 1000)
         yk_conn_drop(c);
     if (c->ld == NULL) {
+        c->opening = 1;
         ret = write ? conn_open_write(st, c, uri) :
             conn_resolve_open(st, c, uri);
+        c->opening = 0;
+        if (store_io != NULL)
+            store_io->wake(c);
         if (ret)
             return ret;
     }
@@ -837,28 +917,85 @@ yk_store_failover_event(yk_store *st, char *why, size_t len)
     return ev;
 }
 
+/* yk_conn_wait inside an attempt that may be suspended: other attempts
+ * run meanwhile, on the same connection, so this one keeps its own state
+ * (st->at) across the wait, and the connection may be gone (or another
+ * one opened) when it resumes.  A timeout abandons the operation; it
+ * drops the connection only when the whole per-operation timeout passed
+ * (the server does not answer), not when this attempt's budget ran out. */
+static krb5_error_code
+conn_wait_suspended(yk_store *st, yk_conn *c, int msgid, const char *what,
+                    enum yk_op_kind kind, const struct timeval *tv,
+                    LDAPMessage **res_out)
+{
+    __typeof__(st->at) saved;
+    LDAP *ld = c->ld;
+    LDAPMessage *res = NULL;
+    int64_t wait_ms = (int64_t)tv->tv_sec * 1000 + tv->tv_usec / 1000;
+    int rc, full;
+
+    memcpy(&saved, &st->at, sizeof(saved));
+    rc = store_io->result(ld, msgid, yk_mono_ms() + wait_ms, &res);
+    memcpy(&st->at, &saved, sizeof(saved));
+    explicit_bzero(&saved, sizeof(saved));
+    if (rc == 1 && c->ld != ld) {
+        /* Answered, but the connection was closed meanwhile (another
+         * attempt's failure): its handle is gone, and with it what the
+         * result needs to be read. */
+        ldap_msgfree(res);
+        yk_store_set_error(st, "%s on %s server: the connection was closed "
+                           "while the answer waited", what,
+                           c->is_write ? "write" : "read");
+        return YK_ERR_STORE_UNAVAILABLE;
+    }
+    if (rc == 1) {
+        *res_out = res;
+        return 0;
+    }
+    if (rc == 0) {
+        wait_timed_out(st, c, what, tv);
+        full = wait_ms >= (st->cfg.timeout_ms > 0 ? st->cfg.timeout_ms :
+                           YK_DEFAULT_TIMEOUT_MS);
+        if (c->ld == ld) {
+            ldap_abandon_ext(ld, msgid, NULL, NULL);
+            if (full)
+                yk_conn_drop(c);
+        }
+        return YK_ERR_STORE_TIMEOUT;
+    }
+    if (c->ld != ld) {
+        yk_store_set_error(st, "%s on %s server: the connection was closed "
+                           "while waiting", what,
+                           c->is_write ? "write" : "read");
+        return YK_ERR_STORE_UNAVAILABLE;
+    }
+    if (ldap_get_option(ld, LDAP_OPT_RESULT_CODE, &rc) != LDAP_OPT_SUCCESS ||
+        rc == LDAP_SUCCESS)
+        rc = LDAP_SERVER_DOWN;
+    return yk_conn_fail(st, c, what, rc, NULL, kind);
+}
+
 /* Wait for the whole result of msgid on c, at most the timeout; on a
- * timeout abandon it and drop the connection. */
+ * timeout abandon it and drop the connection.  Inside an attempt that
+ * may be suspended (the KDC), the attempt waits and others run: see
+ * conn_wait_suspended. */
 krb5_error_code
 yk_conn_wait(yk_store *st, yk_conn *c, int msgid, const char *what,
           enum yk_op_kind kind, LDAPMessage **res_out)
 {
     struct timeval tv = { 0, 0 };
     LDAPMessage *res = NULL;
-    int rc = 0, ms;
+    int rc = 0;
 
-    if (yk_op_timeout(st, &tv) == 0)
+    if (yk_op_timeout(st, &tv) == 0) {
+        if (io_suspends())
+            return conn_wait_suspended(st, c, msgid, what, kind, &tv,
+                                       res_out);
         rc = ldap_result(c->ld, msgid, LDAP_MSG_ALL, &tv, &res);
+    }
     if (rc == 0) {
         /* Timed out, or the budget was spent before the wait. */
-        ms = (int)(tv.tv_sec * 1000 + tv.tv_usec / 1000);
-        if (ms < st->cfg.timeout_ms)
-            yk_store_set_error(st, "%s on %s server: no answer within the %d ms left "
-                      "of the attempt's time budget", what,
-                      c->is_write ? "write" : "read", ms);
-        else
-            yk_store_set_error(st, "%s on %s server: no answer within %d ms", what,
-                      c->is_write ? "write" : "read", st->cfg.timeout_ms);
+        wait_timed_out(st, c, what, &tv);
         ldap_abandon_ext(c->ld, msgid, NULL, NULL);
         yk_conn_drop(c);
         return YK_ERR_STORE_TIMEOUT;
@@ -872,6 +1009,27 @@ yk_conn_wait(yk_store *st, yk_conn *c, int msgid, const char *what,
     }
     *res_out = res;
     return 0;
+}
+
+/* See store_int.h. */
+void
+yk_store_sleep_ms(yk_store *st, int ms)
+{
+    __typeof__(st->at) saved;
+    struct timespec ts;
+    char key;
+
+    if (io_suspends()) {
+        memcpy(&saved, &st->at, sizeof(saved));
+        (void)store_io->wait(&key, yk_mono_ms() + ms);
+        memcpy(&st->at, &saved, sizeof(saved));
+        explicit_bzero(&saved, sizeof(saved));
+        return;
+    }
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }
 
 /* Check the final result of res (freed here); translate its code. */
@@ -915,9 +1073,9 @@ yk_conn_check_result_ctrls(yk_store *st, yk_conn *c, LDAPMessage *res,
 const char *
 yk_store_last_error(const yk_store *st)
 {
-    if (st == NULL || st->errbuf[0] == '\0')
+    if (st == NULL || st->at.errbuf[0] == '\0')
         return "no LDAP error";
-    return st->errbuf;
+    return st->at.errbuf;
 }
 
 /* Start (or, with budget_ms <= 0, remove) a time budget; see store.h. */
@@ -926,15 +1084,15 @@ yk_store_set_budget(yk_store *st, int budget_ms)
 {
     if (st == NULL)
         return;
-    st->deadline_ms = budget_ms > 0 ? yk_mono_ms() + budget_ms : 0;
+    st->at.deadline_ms = budget_ms > 0 ? yk_mono_ms() + budget_ms : 0;
     /* 0 means "no budget": a clock at 0 must not make one vanish. */
-    if (budget_ms > 0 && st->deadline_ms == 0)
-        st->deadline_ms = 1;
+    if (budget_ms > 0 && st->at.deadline_ms == 0)
+        st->at.deadline_ms = 1;
 }
 
 /* Whether the last failure was a refused bind; see store.h. */
 int
 yk_store_bind_refused(const yk_store *st)
 {
-    return st != NULL && st->bind_refused;
+    return st != NULL && st->at.bind_refused;
 }

@@ -389,6 +389,118 @@ raw_free(char **vals, size_t *lens, size_t n)
     free(lens);
 }
 
+/* A copy of n raw values (and their lengths) into *vals_out, *lens_out;
+ * -1 on ENOMEM (nothing left allocated). */
+static int
+raw_copy(char *const *vals, const size_t *lens, size_t n, char ***vals_out,
+         size_t **lens_out)
+{
+    size_t i;
+
+    *vals_out = NULL;
+    *lens_out = NULL;
+    if (n == 0)
+        return 0;
+    *vals_out = calloc(n, sizeof(**vals_out));
+    *lens_out = calloc(n, sizeof(**lens_out));
+    if (*vals_out == NULL || *lens_out == NULL)
+        goto fail;
+    for (i = 0; i < n; i++) {
+        (*vals_out)[i] = yk_dup_bytes(vals[i], lens[i]);
+        if ((*vals_out)[i] == NULL) {
+            raw_free(*vals_out, *lens_out, i);
+            *vals_out = NULL;
+            *lens_out = NULL;
+            return -1;
+        }
+        (*lens_out)[i] = lens[i];
+    }
+    return 0;
+
+fail:
+    free(*vals_out);
+    free(*lens_out);
+    *vals_out = NULL;
+    *lens_out = NULL;
+    return -1;
+}
+
+/* Copy token src into dst (zeroed): -1 on ENOMEM (dst then holds what
+ * was copied, for yk_entry_free). */
+static int
+token_copy(const yk_token *src, yk_token *dst)
+{
+    *dst = *src;
+    dst->secret = NULL;
+    dst->secret_raw = NULL;
+    dst->state_raw = NULL;
+    dst->nextra = 0;
+    dst->extra_raw = NULL;
+    dst->extra_raw_len = NULL;
+    dst->nsecret_extra = 0;
+    dst->secret_extra_raw = NULL;
+    dst->secret_extra_raw_len = NULL;
+    if (src->secret != NULL &&
+        yk_secret_rec_copy(src->secret, &dst->secret) != 0)
+        return -1;
+    if (src->secret_raw != NULL) {
+        dst->secret_raw = yk_dup_bytes(src->secret_raw, src->secret_raw_len);
+        if (dst->secret_raw == NULL)
+            return -1;
+    }
+    if (src->state_raw != NULL) {
+        dst->state_raw = yk_dup_bytes(src->state_raw, src->state_raw_len);
+        if (dst->state_raw == NULL)
+            return -1;
+    }
+    if (raw_copy(src->extra_raw, src->extra_raw_len, src->nextra,
+                 &dst->extra_raw, &dst->extra_raw_len) != 0)
+        return -1;
+    dst->nextra = src->nextra;
+    if (raw_copy(src->secret_extra_raw, src->secret_extra_raw_len,
+                 src->nsecret_extra, &dst->secret_extra_raw,
+                 &dst->secret_extra_raw_len) != 0)
+        return -1;
+    dst->nsecret_extra = src->nsecret_extra;
+    return 0;
+}
+
+/* A deep copy of entry; see store.h. */
+krb5_error_code
+yk_entry_copy(const yk_entry *entry, yk_entry **out)
+{
+    yk_entry *e;
+    size_t i;
+
+    *out = NULL;
+    e = calloc(1, sizeof(*e));
+    if (e == NULL)
+        return ENOMEM;
+    e->policy = entry->policy;
+    e->has_policy = entry->has_policy;
+    e->nmalformed = entry->nmalformed;
+    if ((entry->dn != NULL && (e->dn = strdup(entry->dn)) == NULL) ||
+        (entry->principal != NULL &&
+         (e->principal = strdup(entry->principal)) == NULL))
+        goto fail;
+    if (entry->ntokens > 0) {
+        e->tokens = calloc(entry->ntokens, sizeof(*e->tokens));
+        if (e->tokens == NULL)
+            goto fail;
+    }
+    for (i = 0; i < entry->ntokens; i++) {
+        e->ntokens = i + 1;
+        if (token_copy(&entry->tokens[i], &e->tokens[i]) != 0)
+            goto fail;
+    }
+    *out = e;
+    return 0;
+
+fail:
+    yk_entry_free(e);
+    return ENOMEM;
+}
+
 /* Free an entry and its tokens; NULL is accepted. */
 void
 yk_entry_free(yk_entry *entry)

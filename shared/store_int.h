@@ -27,6 +27,8 @@ typedef struct {
     LDAP *ld;
     pid_t pid;
     int is_write;
+    int opening;                 /* an attempt is opening it (others
+                                  * wait: store_io.h) */
 } yk_conn;
 
 /* Where principals are searched: a base and a scope. */
@@ -43,17 +45,21 @@ struct yk_store {
     size_t ntargets;
     int no_threads;              /* no name lookup in a thread (before
                                   * the KDC forks) */
-    int64_t deadline_ms;         /* the caller's budget ends (monotonic
+    /* One attempt's part: kept by each attempt across its waits when
+     * several are in flight (store_io.h; store_conn.c, yk_conn_wait). */
+    struct {
+        int64_t deadline_ms;     /* the caller's budget ends (monotonic
                                   * ms), 0 = no budget */
-    int bind_refused;            /* the last failure was a refused bind */
+        int bind_refused;        /* the last failure was a refused bind */
+        int rival;               /* YK_RIVAL_* of the last swap */
+        char errbuf[YK_ERRBUF_LEN]; /* the last LDAP error, for logs */
+    } at;
     int wr_failover;             /* wr is open on write_failover_uri */
     int64_t wr_failover_ms;      /* ... since then (monotonic ms) */
     int wr_was_failover;         /* the last write connection opened was
                                   * the failover's */
     int failover_event;          /* YK_FAILOVER_*, not yet reported */
-    int rival;                   /* YK_RIVAL_* of the last swap */
     char failover_why[YK_ERRBUF_LEN]; /* why the write server failed */
-    char errbuf[YK_ERRBUF_LEN];  /* the last LDAP error, for logs */
 };
 
 /* The signal mask to restore after an LDAP call, and whether SIGPIPE

@@ -52,16 +52,6 @@ ALICE_ID=$("$YK_YKEMU_BIN" --public-id "$YK_TMP/alice.tok")
 # Well-formed, alice's public id, but not made with her key.
 BAD_OTP=${ALICE_ID}cccccccccccccccccccccccccccccccc
 
-# Run a command, setting ELAPSED (ms); returns its status.
-timed() {
-    local t0 rc
-    t0=$(yk_ms)
-    "$@"
-    rc=$?
-    ELAPSED=$(($(yk_ms) - t0))
-    return $rc
-}
-
 # tc WANT NAME PASSWORD [OPTIONS...]: the test client, optimistic (our
 # padata in the first request), password-only krb5.conf (or $TC_CONF);
 # alice's next OTP unless --otp is among the options.  Fails unless it
@@ -73,7 +63,7 @@ tc() {
         *" --otp "*) ;;
         *) set -- --emu "$YK_TMP/alice.tok" "$@" ;;
     esac
-    KRB5_CONFIG=${TC_CONF:-$YK_KRB5_CONF_PLAIN} timed "$TC" --optimistic \
+    KRB5_CONFIG=${TC_CONF:-$YK_KRB5_CONF_PLAIN} yk_timed "$TC" --optimistic \
         --password "$pw" "$@" "$name" > "$YK_TMP/tc.out" 2>&1
     rc=$?
     [ "$rc" = "$want" ] ||

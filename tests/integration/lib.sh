@@ -99,7 +99,18 @@ yk_ok() {
 
 # Milliseconds since the epoch.
 yk_ms() {
-    date +%s%3N
+    local us=${EPOCHREALTIME//[!0-9]/}   # bash's clock: no fork of date
+    echo $((us / 1000))
+}
+
+# Run a command, setting ELAPSED (its wall time, ms); returns its status.
+yk_timed() {
+    local t0 rc
+    t0=$(yk_ms)
+    "$@"
+    rc=$?
+    ELAPSED=$(($(yk_ms) - t0))
+    return $rc
 }
 
 # Remember a background process so that cleanup stops it.

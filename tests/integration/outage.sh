@@ -44,23 +44,13 @@ ALICE_DN="uid=alice,$YK_PEOPLE_DN"
 echo "slapd $YK_LDAP_URI; yubikey_breaker_time $YK_BREAKER_TIME s;" \
     "yubikey_ldap_timeout default (0.5 s)"
 
-# Run a command, setting ELAPSED (ms); returns its status.
-timed() {
-    local t0 rc
-    t0=$(yk_ms)
-    "$@"
-    rc=$?
-    ELAPSED=$(($(yk_ms) - t0))
-    return $rc
-}
-
 # kinit NAME with password PW and, when given, an OTP (real kinit with
 # our client module); sets ELAPSED.
 login() {
     if [ -n "${3:-}" ]; then
-        timed yk_kinit "$1" < <(printf '%s\n%s\n' "$2" "$3")
+        yk_timed yk_kinit "$1" < <(printf '%s\n%s\n' "$2" "$3")
     else
-        timed yk_kinit "$1" < <(printf '%s\n' "$2")
+        yk_timed yk_kinit "$1" < <(printf '%s\n' "$2")
     fi
 }
 
@@ -68,7 +58,7 @@ login() {
 # output in $YK_TMP/tc.out; sets ELAPSED; returns its exit code (0 issued,
 # 1 refused, 2 no reply).
 tclient_alice() {
-    KRB5_CONFIG=$YK_KRB5_CONF_PLAIN timed "$TC" --password alice-pw \
+    KRB5_CONFIG=$YK_KRB5_CONF_PLAIN yk_timed "$TC" --password alice-pw \
         --emu "$YK_TMP/alice.tok" alice > "$YK_TMP/tc.out" 2>&1
 }
 
@@ -177,7 +167,7 @@ login dave dave-pw ||
     { cat "$YK_TMP/kinit.out" >&2;
       yk_fail "dave: password login refused with slapd frozen"; }
 t_dave=$ELAPSED
-timed kvno "$SVC" > "$YK_TMP/kvno.out" 2>&1 ||
+yk_timed kvno "$SVC" > "$YK_TMP/kvno.out" 2>&1 ||
     { cat "$YK_TMP/kvno.out" >&2; yk_fail "dave: kvno failed, slapd frozen"; }
 t_kvno=$ELAPSED
 [ "$t_dave" -lt "$LIMIT_MS" ] ||

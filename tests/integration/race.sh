@@ -63,18 +63,6 @@ attempts() {
     yk_kdc_attempts "$1@$R" "$YK_KDC2_LOG"
 }
 
-# The counter in NAME's one stored state value (as the administrator
-# reads it).
-stored_counter() {
-    local v
-    v=$(yk_ldapsearch_as "$YK_ADMIN_DN" "$YK_ADMIN_PW" \
-        -b "uid=$1,$YK_PEOPLE_DN" -s base yubikeyTokenState |
-        sed -n 's/^yubikeyTokenState: //p')
-    [ "$(printf '%s\n' "$v" | grep -c .)" -eq 1 ] ||
-        yk_fail "$1: not exactly one state value: $v"
-    printf '%s\n' "$v" | sed -n 's/.* ctr=\([0-9]*\) .*/\1/p'
-}
-
 # NAME logs in LOGINS times with the test client, alternating the KDCs;
 # one exit code per line in $YK_TMP/NAME.rcs.
 user_logins() {
@@ -113,7 +101,7 @@ for u in "${USERS[@]}"; do
     last=$(yk_emu_last_counter "$YK_TMP/$u.tok")
     high=$(attempts "$u" | sed -n 's/.* counter=\([0-9]*\) .*/\1/p' |
         sort -n | tail -1)
-    ctr=$(stored_counter "$u")
+    ctr=$(yk_stored_counter "$u")
     [ "$ctr" = "$last" ] && [ "$high" = "$last" ] ||
         yk_fail "$u: stored counter $ctr, last OTP $last, highest" \
             "accepted $high"
@@ -189,8 +177,8 @@ for round in $(seq "$ROUNDS"); do
         yk_fail "round $round: no race: $procs processes, $swaps swaps"
     [ "$t_round" -ge "$DELAY_MS" ] ||
         yk_fail "round $round took $t_round ms: the delay hook did not run"
-    [ "$(stored_counter rita)" = "$ctr" ] ||
-        yk_fail "round $round: stored counter $(stored_counter rita)"
+    [ "$(yk_stored_counter rita)" = "$ctr" ] ||
+        yk_fail "round $round: stored counter $(yk_stored_counter rita)"
 done
 yk_ok "$ROUNDS rounds of $PARALLEL parallel logins with one OTP across" \
     "3 verifying processes: accepted exactly once each"

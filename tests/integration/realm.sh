@@ -362,6 +362,18 @@ yk_emu_last_counter() {
     echo $(((usage << 8) | (session - 1)))
 }
 
+# The counter in NAME's one stored state value (as the administrator
+# reads it).
+yk_stored_counter() {
+    local v
+    v=$(yk_ldapsearch_as "$YK_ADMIN_DN" "$YK_ADMIN_PW" \
+        -b "uid=$1,$YK_PEOPLE_DN" -s base yubikeyTokenState |
+        sed -n 's/^yubikeyTokenState: //p')
+    [ "$(printf '%s\n' "$v" | grep -c .)" -eq 1 ] ||
+        yk_fail "$1: not exactly one state value: $v"
+    printf '%s\n' "$v" | sed -n 's/.* ctr=\([0-9]*\) .*/\1/p'
+}
+
 # How many times the KDC log says it started.
 yk_kdc_starts() {
     local n
