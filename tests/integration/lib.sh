@@ -336,6 +336,7 @@ yk_pid_listens() {
 yk_slapd_start() {
     local dir=$YK_TMP/slapd try port urls i conf
     conf=(-f "$dir/slapd.conf")
+    # YK_SLAPD_DEBUG: slapd's -d level (none; "stats" logs each operation).
     [ "${1:-}" = -F ] && conf=(-F "$2")
     [ "${1:-}" = -f ] && conf=(-f "$2")
     for try in $(seq 10); do
@@ -351,7 +352,8 @@ yk_slapd_start() {
             urls="$urls $YK_LDAPI_URI"
         fi
         # shellcheck disable=SC2086
-        ${YK_SLAPD_WRAPPER:-} slapd "${conf[@]}" -h "$urls" -d none \
+        ${YK_SLAPD_WRAPPER:-} slapd "${conf[@]}" -h "$urls" \
+            -d "${YK_SLAPD_DEBUG:-none}" \
             >> "$YK_TMP/slapd.log" 2>&1 &
         YK_SLAPD_PID=$!
         yk_register_pid "$YK_SLAPD_PID"
