@@ -277,6 +277,28 @@ sasl_needs_ticket(const char *mech)
                             strcasecmp(mech, "GSS-SPNEGO") == 0);
 }
 
+/* Map r's table of token states shared by the workers (shtab.h).  Without
+ * it each worker swaps from its own cache only: logged, not fatal. */
+static void
+shared_new(yk_realm *r)
+{
+    krb5_error_code ret;
+
+#ifdef YK_TEST_HOOKS
+    /* Test hook: YK_TEST_SHARED=0 runs without it, for comparison. */
+    const char *s = getenv("YK_TEST_SHARED");
+
+    if (s != NULL && strcmp(s, "0") == 0)
+        return;
+#endif
+    ret = yk_shtab_new(&r->shared);
+    if (ret) {
+        yk_kdc_log("realm %s: no table of token states shared by the KDC's "
+                   "workers (%s): each swaps from its own cache", r->name,
+                   yk_strerror(ret));
+    }
+}
+
 /* Make realm's state; see verify.h. */
 krb5_error_code
 yk_realm_new(profile_t profile, const char *realm, yk_realm **realm_out)
@@ -345,6 +367,8 @@ yk_realm_new(profile_t profile, const char *realm, yk_realm **realm_out)
         free(pw);
         r->cfg.store.password = NULL;
     }
+    /* Made before the fork, so that every worker maps the same table. */
+    shared_new(r);
     r->active = 1;
     r->keyring_check_ms = yk_mono_ms() + YK_KEYRING_CHECK_MS;
     keyring_load(r);
@@ -369,6 +393,7 @@ yk_realm_free(yk_realm *r)
         return;
     yk_keyring_free(r->keyring);
     yk_store_free(r->store);
+    yk_shtab_free(r->shared);
     yk_cache_free(r->cache);
     yk_config_clear(&r->cfg);
     free(r->name);

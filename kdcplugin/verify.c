@@ -495,6 +495,65 @@ note_commit(yk_token *tok, const yk_state_rec *next, int64_t *fetched)
     tok->nextra = 0;
 }
 
+/* Hold tok's state value (committed, or read from the write server) in
+ * the table the workers share, for the next attempt on any of them. */
+static void
+shared_put(yk_realm *r, const char *principal, const yk_token *tok)
+{
+    unsigned char key[YK_SHTAB_KEY_LEN];
+
+    if (r->shared == NULL || tok->malformed || !tok->has_state ||
+        tok->state_raw == NULL || tok->secret_raw == NULL ||
+        tok->nextra != 0)
+        return;
+    if (yk_shtab_key(principal, tok->pubid, tok->secret_raw,
+                     tok->secret_raw_len, key) == 0)
+        yk_shtab_put(r->shared, key, tok->state.gen, tok->state_raw,
+                     tok->state_raw_len);
+}
+
+/* When another worker committed a newer state value of the OTP's token
+ * (same principal, public id and secret value) than entry holds, entry's
+ * copy takes it: the swap then starts from it and wins, instead of
+ * losing and reading the entry again.  Only a guess: the swap decides,
+ * and a value held there was in the directory once, so a refusal judged
+ * on it is as sound as one judged on the cached record. */
+static void
+shared_adopt(yk_realm *r, const char *principal, const yk_otp *otp,
+             yk_entry *entry)
+{
+    unsigned char key[YK_SHTAB_KEY_LEN];
+    char raw[YK_SHTAB_RAW_MAX + 1];
+    yk_state_rec st;
+    yk_token *tok;
+    size_t len = 0;
+    char *copy;
+
+    if (r->shared == NULL || entry == NULL)
+        return;
+    tok = yk_entry_find_token(entry, otp->pubid_modhex);
+    if (tok == NULL || tok->malformed || tok->secret_raw == NULL ||
+        tok->nextra != 0)
+        return;
+    if (yk_shtab_key(principal, tok->pubid, tok->secret_raw,
+                     tok->secret_raw_len, key) != 0 ||
+        !yk_shtab_get(r->shared, key, tok->has_state ? tok->state.gen : 0,
+                      raw, YK_SHTAB_RAW_MAX, &len))
+        return;
+    raw[len] = '\0';
+    if (yk_state_rec_parse(raw, len, &st) != 0 ||
+        strcmp(st.pubid, tok->pubid) != 0)
+        return;
+    copy = strdup(raw);
+    if (copy == NULL)
+        return;
+    free(tok->state_raw);
+    tok->state_raw = copy;
+    tok->state_raw_len = len;
+    tok->state = st;
+    tok->has_state = 1;
+}
+
 /* One attempt's copy of the principal's record: copied from the cache (or
  * read) before the password check, put back when the attempt ends. */
 typedef struct {
@@ -574,6 +633,7 @@ record_read(yk_realm *r, const yk_verify_in *in, int fresh,
     krb5_error_code ret, ncode = 0;
     yk_entry *newer = NULL;
     int64_t now = yk_mono_ms();
+    size_t i;
 
     ret = yk_read_entry(r, in->principal, fresh, &newer, &ncode);
     if (ret) {
@@ -581,6 +641,8 @@ record_read(yk_realm *r, const yk_verify_in *in, int fresh,
                     yk_store_why(r, ret));
         return 0;
     }
+    for (i = 0; fresh && newer != NULL && i < newer->ntokens; i++)
+        shared_put(r, in->principal, &newer->tokens[i]);
     yk_entry_free(rec->entry);
     rec->entry = newer;
     rec->code = ncode;
@@ -708,6 +770,7 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
 
     memset(&next, 0, sizeof(next));
     memset(&refusal, 0, sizeof(refusal));
+    shared_adopt(r, in->principal, otp, rec->entry);
     for (;;) {
         tok = NULL;
         judge(r, in, mode, otp, rec->entry, rec->code, &tok, &next, out);
@@ -744,6 +807,7 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
             ret = yk_store_cas_state(r->store, rec->entry, tok, &next);
             if (ret == 0) {
                 note_commit(tok, &next, &rec->fetched);
+                shared_put(r, in->principal, tok);
                 break;
             }
             if (ret == YK_ERR_STORE_RIVAL) {

@@ -13,6 +13,7 @@
 #include "ykconf.h"
 #include "keywrap.h"
 #include "otp.h"
+#include "shtab.h"
 #include "store.h"
 
 #define YK_RECHECK_AGE_MS 2000     /* a rejection on an older record is
@@ -38,6 +39,7 @@ typedef struct {
     yk_config cfg;               /* (the bind password is only in store) */
     yk_store *store;             /* connects lazily, after the fork */
     yk_cache *cache;
+    yk_shtab *shared;            /* the workers' token states (NULL: none) */
     yk_keyring *keyring;         /* NULL while unreadable */
     krb5_error_code keyring_err; /* why it is NULL */
     struct stat keyring_st;      /* the file the keyring was loaded from */
