@@ -86,20 +86,25 @@ yk_shtab_free(yk_shtab *t)
 /* See shtab.h. */
 krb5_error_code
 yk_shtab_key(const char *principal, const char *pubid, const char *secret,
-             size_t secret_len, unsigned char key[YK_SHTAB_KEY_LEN])
+             size_t secret_len, int policy,
+             unsigned char key[YK_SHTAB_KEY_LEN])
 {
-    gcry_buffer_t iov[3];
+    gcry_buffer_t iov[4];
     gcry_error_t err;
+    int32_t pol = policy;
 
-    /* The NUL ends each name, so no two triples hash alike. */
+    /* The NUL ends each name and the policy has a fixed size, so the
+     * secret runs to the end: no two tuples hash alike. */
     memset(iov, 0, sizeof(iov));
     iov[0].data = (void *)principal;
     iov[0].len = strlen(principal) + 1;
     iov[1].data = (void *)pubid;
     iov[1].len = strlen(pubid) + 1;
-    iov[2].data = (void *)secret;
-    iov[2].len = secret_len;
-    err = gcry_md_hash_buffers(GCRY_MD_SHA256, 0, key, iov, 3);
+    iov[2].data = &pol;
+    iov[2].len = sizeof(pol);
+    iov[3].data = (void *)secret;
+    iov[3].len = secret_len;
+    err = gcry_md_hash_buffers(GCRY_MD_SHA256, 0, key, iov, 4);
     return err ? ENOMEM : 0;
 }
 
@@ -177,7 +182,7 @@ yk_shtab_get(yk_shtab *t, const unsigned char key[YK_SHTAB_KEY_LEN],
 /* See shtab.h. */
 void
 yk_shtab_put(yk_shtab *t, const unsigned char key[YK_SHTAB_KEY_LEN],
-             uint64_t gen, const char *raw, size_t len)
+             uint64_t gen, int force, const char *raw, size_t len)
 {
     yk_shslot *set, *s;
     size_t i;
@@ -186,7 +191,7 @@ yk_shtab_put(yk_shtab *t, const unsigned char key[YK_SHTAB_KEY_LEN],
         return;
     set = set_of(t, key);
     s = find(set, key);
-    if (s != NULL && s->gen >= gen)
+    if (s != NULL && s->gen >= gen && !force)
         goto done;
     for (i = 0; s == NULL && i < YK_SHTAB_WAYS; i++) {
         if (set[i].len == 0)

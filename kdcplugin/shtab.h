@@ -39,9 +39,14 @@ krb5_error_code yk_shtab_new(yk_shtab **out);
 void yk_shtab_free(yk_shtab *t);
 
 /* The key of principal's token pubid whose secret value is secret
- * (secret_len bytes).  0, or ENOMEM. */
+ * (secret_len bytes), in an entry whose policy is policy (-1: none set).
+ * The policy is part of it because an administrator's policy change
+ * rewrites the state values but not the secret (store_admin.c): a state
+ * value held under one policy never serves a record of another.  0, or
+ * ENOMEM. */
 krb5_error_code yk_shtab_key(const char *principal, const char *pubid,
                              const char *secret, size_t secret_len,
+                             int policy,
                              unsigned char key[YK_SHTAB_KEY_LEN]);
 
 /* Copy the value held for key, if its generation is above gen, into raw
@@ -52,10 +57,13 @@ int yk_shtab_get(yk_shtab *t, const unsigned char key[YK_SHTAB_KEY_LEN],
                  uint64_t gen, char *raw, size_t rawmax, size_t *len_out);
 
 /* Hold raw (len bytes) of generation gen for key, unless a value of a
- * generation as high is held already.  An empty slot of the key's set,
- * else its least recently written, takes it.  Nothing happens when len
- * is over YK_SHTAB_RAW_MAX or the table is busy or NULL. */
+ * generation as high is held already and force is 0 (force: what the
+ * write server holds now, even below what is held: a directory restored
+ * or failed over to a provider that is behind).  An empty slot of the
+ * key's set, else its least recently written, takes it.  Nothing
+ * happens when len is over YK_SHTAB_RAW_MAX or the table is busy or
+ * NULL. */
 void yk_shtab_put(yk_shtab *t, const unsigned char key[YK_SHTAB_KEY_LEN],
-                  uint64_t gen, const char *raw, size_t len);
+                  uint64_t gen, int force, const char *raw, size_t len);
 
 #endif /* YK_SHTAB_H */

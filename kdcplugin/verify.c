@@ -471,8 +471,8 @@ judge(yk_realm *r, const yk_verify_in *in, int mode, const yk_otp *otp,
 /* After a successful swap, make the cached record say what the directory
  * now holds: the new state value (the store writes the canonical format)
  * and no extra state values.  If that cannot be done, the record is
- * marked stale so that the next attempt reads again. */
-static void
+ * marked stale so that the next attempt reads again, and 0 returned. */
+static int
 note_commit(yk_token *tok, const yk_state_rec *next, int64_t *fetched)
 {
     char *raw = NULL;
@@ -480,7 +480,7 @@ note_commit(yk_token *tok, const yk_state_rec *next, int64_t *fetched)
 
     if (yk_state_rec_format(next, &raw) != 0) {
         *fetched = 0;
-        return;
+        return 0;
     }
     free(tok->state_raw);
     tok->state_raw = raw;
@@ -493,12 +493,26 @@ note_commit(yk_token *tok, const yk_state_rec *next, int64_t *fetched)
     tok->extra_raw = NULL;
     tok->extra_raw_len = NULL;
     tok->nextra = 0;
+    return 1;
 }
 
-/* Hold tok's state value (committed, or read from the write server) in
- * the table the workers share, for the next attempt on any of them. */
+/* The key of entry's token tok in the table the workers share. */
+static krb5_error_code
+shared_key(const char *principal, const yk_entry *entry,
+           const yk_token *tok, unsigned char key[YK_SHTAB_KEY_LEN])
+{
+    return yk_shtab_key(principal, tok->pubid, tok->secret_raw,
+                        tok->secret_raw_len,
+                        entry->has_policy ? entry->policy : -1, key);
+}
+
+/* Hold the state value of entry's token tok in the table the workers
+ * share, for the next attempt on any of them: after a commit (kept only
+ * when newer than what is held), or as read from the write server (read:
+ * kept whatever is held, since it is what the directory has now). */
 static void
-shared_put(yk_realm *r, const char *principal, const yk_token *tok)
+shared_put(yk_realm *r, const char *principal, const yk_entry *entry,
+           const yk_token *tok, int read)
 {
     unsigned char key[YK_SHTAB_KEY_LEN];
 
@@ -506,18 +520,21 @@ shared_put(yk_realm *r, const char *principal, const yk_token *tok)
         tok->state_raw == NULL || tok->secret_raw == NULL ||
         tok->nextra != 0)
         return;
-    if (yk_shtab_key(principal, tok->pubid, tok->secret_raw,
-                     tok->secret_raw_len, key) == 0)
-        yk_shtab_put(r->shared, key, tok->state.gen, tok->state_raw,
+    if (shared_key(principal, entry, tok, key) == 0)
+        yk_shtab_put(r->shared, key, tok->state.gen, read, tok->state_raw,
                      tok->state_raw_len);
 }
 
 /* When another worker committed a newer state value of the OTP's token
- * (same principal, public id and secret value) than entry holds, entry's
- * copy takes it: the swap then starts from it and wins, instead of
- * losing and reading the entry again.  Only a guess: the swap decides,
- * and a value held there was in the directory once, so a refusal judged
- * on it is as sound as one judged on the cached record. */
+ * (same principal, public id, secret value and policy) than entry holds,
+ * entry's copy takes it: the swap then starts from it and wins, instead
+ * of losing and reading the entry again.  Only a guess: the swap
+ * decides, and a value held there was in the directory once, so a
+ * refusal judged on it is as sound as one judged on the cached record.
+ * Only an administrator's write changes a secret or the policy, and it
+ * rewrites the state values in the same modify: a value still in the
+ * directory (the swap's test) vouches for the secret and policy it was
+ * held under. */
 static void
 shared_adopt(yk_realm *r, const char *principal, const yk_otp *otp,
              yk_entry *entry)
@@ -532,17 +549,16 @@ shared_adopt(yk_realm *r, const char *principal, const yk_otp *otp,
     if (r->shared == NULL || entry == NULL)
         return;
     tok = yk_entry_find_token(entry, otp->pubid_modhex);
-    if (tok == NULL || tok->malformed || tok->secret_raw == NULL ||
-        tok->nextra != 0)
+    if (tok == NULL || tok->malformed || !tok->has_state ||
+        tok->secret_raw == NULL || tok->nextra != 0)
         return;
-    if (yk_shtab_key(principal, tok->pubid, tok->secret_raw,
-                     tok->secret_raw_len, key) != 0 ||
-        !yk_shtab_get(r->shared, key, tok->has_state ? tok->state.gen : 0,
-                      raw, YK_SHTAB_RAW_MAX, &len))
+    if (shared_key(principal, entry, tok, key) != 0 ||
+        !yk_shtab_get(r->shared, key, tok->state.gen, raw, YK_SHTAB_RAW_MAX,
+                      &len))
         return;
     raw[len] = '\0';
     if (yk_state_rec_parse(raw, len, &st) != 0 ||
-        strcmp(st.pubid, tok->pubid) != 0)
+        strcmp(st.pubid, tok->pubid) != 0 || st.gen <= tok->state.gen)
         return;
     copy = strdup(raw);
     if (copy == NULL)
@@ -551,7 +567,6 @@ shared_adopt(yk_realm *r, const char *principal, const yk_otp *otp,
     tok->state_raw = copy;
     tok->state_raw_len = len;
     tok->state = st;
-    tok->has_state = 1;
 }
 
 /* One attempt's copy of the principal's record: copied from the cache (or
@@ -642,7 +657,7 @@ record_read(yk_realm *r, const yk_verify_in *in, int fresh,
         return 0;
     }
     for (i = 0; fresh && newer != NULL && i < newer->ntokens; i++)
-        shared_put(r, in->principal, &newer->tokens[i]);
+        shared_put(r, in->principal, newer, &newer->tokens[i], 1);
     yk_entry_free(rec->entry);
     rec->entry = newer;
     rec->code = ncode;
@@ -806,8 +821,8 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
             /* Step 6: acknowledged before anything is issued. */
             ret = yk_store_cas_state(r->store, rec->entry, tok, &next);
             if (ret == 0) {
-                note_commit(tok, &next, &rec->fetched);
-                shared_put(r, in->principal, tok);
+                if (note_commit(tok, &next, &rec->fetched))
+                    shared_put(r, in->principal, rec->entry, tok, 0);
                 break;
             }
             if (ret == YK_ERR_STORE_RIVAL) {

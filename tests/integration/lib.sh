@@ -317,6 +317,14 @@ yk_port_busy() {
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# A random port for a server of a test, below Linux's ephemeral range
+# (32768 and up: /proc/sys/net/ipv4/ip_local_port_range), so that no
+# client connection of the machine holds it while its server is down
+# for a restart on the same port.
+yk_random_port() {
+    echo $((10000 + RANDOM % 22000))
+}
+
 # Whether process $1 holds the listening TCP socket of port $2 (so the
 # server answering there is ours, not another test's that took the port).
 yk_pid_listens() {
@@ -342,7 +350,7 @@ yk_slapd_start() {
     for try in $(seq 10); do
         port=$YK_SLAPD_PORT
         if [ -z "$port" ]; then
-            port=$((20000 + RANDOM % 40000))
+            port=$(yk_random_port)
             yk_port_busy "$port" && continue
         fi
         urls="ldap://127.0.0.1:$port/ ${YK_SLAPD_EXTRA_URLS:-}"

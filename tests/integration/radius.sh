@@ -321,7 +321,7 @@ yk_radius_start() {
         yk_skip "freeradius not found (apt-get install freeradius)"
     yk_radius_dir
     for try in $(seq 10); do
-        port=$((20000 + RANDOM % 40000))
+        port=$(yk_random_port)
         if yk_radius_launch "$port" $((port + 1)) $((port + 2)); then
             YK_RADIUS_PORT=$port
             if [ "$YK_RADIUS_ANCHORS" = 1 ]; then

@@ -112,7 +112,7 @@ yk_realm_check_tools() {
 yk_realm_free_port() {
     local port _
     for _ in $(seq 50); do
-        port=$((10000 + RANDOM % 22000))
+        port=$(yk_random_port)
         [ "$port" = "$YK_SLAPD_PORT" ] && continue
         yk_port_busy "$port" || { echo "$port"; return 0; }
     done

@@ -75,7 +75,7 @@ YK_REPLICA_WAITED=
 yk_replica_free_port() {
     local port _
     for _ in $(seq 50); do
-        port=$((20000 + RANDOM % 40000))
+        port=$(yk_random_port)
         case " ${YK_REPLICA_PORT_A:-} ${YK_REPLICA_PORT_B:-} " in
             *" $port "*) continue ;;
         esac

@@ -12,14 +12,22 @@
 
 #include <check.h>
 
+#include "otp.h"
 #include "shtab.c"
+
+static void
+key_pol(const char *principal, const char *pubid, const char *secret,
+        int policy, unsigned char key[YK_SHTAB_KEY_LEN])
+{
+    ck_assert_int_eq(yk_shtab_key(principal, pubid, secret, strlen(secret),
+                                  policy, key), 0);
+}
 
 static void
 key_of(const char *principal, const char *pubid, const char *secret,
        unsigned char key[YK_SHTAB_KEY_LEN])
 {
-    ck_assert_int_eq(yk_shtab_key(principal, pubid, secret, strlen(secret),
-                                  key), 0);
+    key_pol(principal, pubid, secret, -1, key);
 }
 
 /* The value held for key above gen, as a string ("" when none). */
@@ -53,6 +61,11 @@ START_TEST(test_keys_differ)
     ck_assert(memcmp(a, b, YK_SHTAB_KEY_LEN) != 0);
     key_of("alice@Rv", "vcc", "secret", b);
     ck_assert(memcmp(a, b, YK_SHTAB_KEY_LEN) != 0);
+    /* The policy too: a policy change keeps the secret value. */
+    key_pol("alice@R", "vvcc", "secret", 0, b);
+    ck_assert(memcmp(a, b, YK_SHTAB_KEY_LEN) != 0);
+    key_pol("alice@R", "vvcc", "secret", 1, a);
+    ck_assert(memcmp(a, b, YK_SHTAB_KEY_LEN) != 0);
 }
 END_TEST
 
@@ -65,7 +78,7 @@ START_TEST(test_put_get_generations)
     key_of("alice@R", "vvcc", "s1", k);
     key_of("alice@R", "vvcc", "s2", other);
     ck_assert_str_eq(value(t, k, 0), "");
-    yk_shtab_put(t, k, 10, "gen10", 5);
+    yk_shtab_put(t, k, 10, 0, "gen10", 5);
     ck_assert_str_eq(value(t, k, 0), "gen10");
     ck_assert_str_eq(value(t, k, 9), "gen10");
     /* Nothing newer than what the caller holds. */
@@ -74,15 +87,20 @@ START_TEST(test_put_get_generations)
     /* Another secret (a token enrolled again) never meets it. */
     ck_assert_str_eq(value(t, other, 0), "");
     /* An older or equal generation does not replace it; a newer does. */
-    yk_shtab_put(t, k, 9, "gen9", 4);
-    yk_shtab_put(t, k, 10, "again", 5);
+    yk_shtab_put(t, k, 9, 0, "gen9", 4);
+    yk_shtab_put(t, k, 10, 0, "again", 5);
     ck_assert_str_eq(value(t, k, 0), "gen10");
-    yk_shtab_put(t, k, 12, "gen12", 5);
+    yk_shtab_put(t, k, 12, 0, "gen12", 5);
     ck_assert_str_eq(value(t, k, 0), "gen12");
+    /* What the write server holds now replaces it, even if lower (a
+     * restored directory). */
+    yk_shtab_put(t, k, 7, 1, "gen7", 4);
+    ck_assert_str_eq(value(t, k, 0), "gen7");
+    ck_assert_str_eq(value(t, k, 7), "");
     yk_shtab_free(t);
     yk_shtab_free(NULL);
     /* A NULL table holds nothing and takes nothing. */
-    yk_shtab_put(NULL, k, 1, "x", 1);
+    yk_shtab_put(NULL, k, 1, 0, "x", 1);
     ck_assert_str_eq(value(NULL, k, 0), "");
 }
 END_TEST
@@ -97,11 +115,11 @@ START_TEST(test_sizes)
     ck_assert_int_eq(yk_shtab_new(&t), 0);
     key_of("bob@R", "vvcc", "s", k);
     memset(big, 'x', sizeof(big));
-    yk_shtab_put(t, k, 1, big, sizeof(big));     /* too long: not held */
+    yk_shtab_put(t, k, 1, 0, big, sizeof(big));     /* too long: not held */
     ck_assert_str_eq(value(t, k, 0), "");
-    yk_shtab_put(t, k, 1, "", 0);                /* empty: not held */
+    yk_shtab_put(t, k, 1, 0, "", 0);                /* empty: not held */
     ck_assert_str_eq(value(t, k, 0), "");
-    yk_shtab_put(t, k, 2, big, YK_SHTAB_RAW_MAX);
+    yk_shtab_put(t, k, 2, 0, big, YK_SHTAB_RAW_MAX);
     ck_assert_uint_eq(strlen(value(t, k, 0)), YK_SHTAB_RAW_MAX);
     /* A value that does not fit the caller's buffer is not copied. */
     ck_assert_int_eq(yk_shtab_get(t, k, 0, small, sizeof(small), &len), 0);
@@ -133,7 +151,7 @@ START_TEST(test_eviction)
     }
     ck_assert_uint_eq(n, 3 * YK_SHTAB_WAYS);
     for (i = 0; i < n; i++) {
-        yk_shtab_put(t, keys[i], 1, "v", 1);
+        yk_shtab_put(t, keys[i], 1, 0, "v", 1);
         usleep(1500);      /* distinct write times (milliseconds) */
     }
     for (i = 0; i < n; i++) {
@@ -159,14 +177,14 @@ START_TEST(test_shared_across_fork)
     ck_assert_int_eq(yk_shtab_new(&t), 0);
     key_of("dave@R", "vvcc", "s", k1);
     key_of("erin@R", "vvcc", "s", k2);
-    yk_shtab_put(t, k1, 5, "parent", 6);
+    yk_shtab_put(t, k1, 5, 0, "parent", 6);
     pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         int ok = strcmp(value(t, k1, 0), "parent") == 0;
 
-        yk_shtab_put(t, k2, 7, "child", 5);
-        yk_shtab_put(t, k1, 6, "child6", 6);
+        yk_shtab_put(t, k2, 7, 0, "child", 5);
+        yk_shtab_put(t, k1, 6, 0, "child6", 6);
         _exit(ok ? 0 : 1);
     }
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -189,26 +207,27 @@ START_TEST(test_busy_and_dead_owner)
 
     ck_assert_int_eq(yk_shtab_new(&t), 0);
     key_of("fred@R", "vvcc", "s", k);
-    yk_shtab_put(t, k, 3, "three", 5);
+    yk_shtab_put(t, k, 3, 0, "three", 5);
     ck_assert_int_eq(pipe(fds), 0);
     pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         if (pthread_mutex_lock(&t->map->lock) != 0)
             _exit(1);
-        (void)write(fds[1], "L", 1);
+        if (write(fds[1], "L", 1) != 1)
+            _exit(1);
         pause();
         _exit(0);
     }
     ck_assert_int_eq(read(fds[0], &c, 1), 1);
-    /* Busy: passed over, nothing waits. */
+    /* Busy: passed over, nothing waits (the put is dropped). */
     ck_assert_str_eq(value(t, k, 0), "");
-    yk_shtab_put(t, k, 4, "four", 4);
+    yk_shtab_put(t, k, 4, 0, "four", 4);
     ck_assert_int_eq(kill(pid, SIGKILL), 0);
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     /* The owner died: emptied (a slot may be half written), usable. */
     ck_assert_str_eq(value(t, k, 0), "");
-    yk_shtab_put(t, k, 4, "four", 4);
+    yk_shtab_put(t, k, 4, 0, "four", 4);
     ck_assert_str_eq(value(t, k, 0), "four");
     close(fds[0]);
     close(fds[1]);
@@ -235,9 +254,12 @@ shtab_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(shtab_suite());
+    SRunner *sr;
     int failed;
 
+    if (yk_crypto_init() != 0)
+        return EXIT_FAILURE;
+    sr = srunner_create(shtab_suite());
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
