@@ -35,6 +35,8 @@
 #   YK_SLAPD_WRAPPER       a command line slapd runs under (it must exec
 #                          slapd, keeping the PID), e.g. a private mount
 #                          namespace (diskfull.sh)
+#   YK_SLAPD_DEBUG         slapd's -d level (default none; "stats" logs
+#                          every operation and its result, async.sh)
 #
 # TLS (tls.sh):
 #   yk_tls_pki DIR         a throwaway CA (ca.pem), a server certificate
@@ -344,7 +346,6 @@ yk_pid_listens() {
 yk_slapd_start() {
     local dir=$YK_TMP/slapd try port urls i conf
     conf=(-f "$dir/slapd.conf")
-    # YK_SLAPD_DEBUG: slapd's -d level (none; "stats" logs each operation).
     [ "${1:-}" = -F ] && conf=(-F "$2")
     [ "${1:-}" = -f ] && conf=(-f "$2")
     for try in $(seq 10); do
