@@ -82,7 +82,7 @@ void __sanitizer_finish_switch_fiber(void *fake_stack_save,
                                    * encoding, which respond runs on it) */
 #define YK_CO_SPARE 16            /* stacks kept for reuse */
 
-enum yk_wait_kind { YK_W_NONE, YK_W_RESULT, YK_W_KEY };
+enum yk_wait_kind { YK_W_NONE, YK_W_RESULT, YK_W_KEY, YK_W_FD };
 
 typedef struct yk_co yk_co;
 struct yk_co {
@@ -102,6 +102,7 @@ struct yk_co {
     LDAPMessage *res;
     int status;                  /* what the wait returns */
     verto_ev *timer;
+    verto_ev *fdev;              /* YK_W_FD: the descriptor's event */
     int ready;                   /* on the run queue */
     yk_co *next_wait;            /* all waiters */
     yk_co *next_ready;           /* the run queue */
@@ -401,6 +402,10 @@ wait_end(yk_co *co)
     if (co->timer != NULL) {
         verto_del(co->timer);
         co->timer = NULL;
+    }
+    if (co->fdev != NULL) {
+        verto_del(co->fdev);
+        co->fdev = NULL;
     }
     co->kind = YK_W_NONE;
 }
@@ -717,8 +722,40 @@ io_wake(const void *key)
     }
 }
 
+/* A waited descriptor is readable. */
+static void
+fd_fire(verto_ctx *ctx, verto_ev *ev)
+{
+    yk_co *co = verto_get_private(ev);
+
+    co->fdev = NULL;   /* not persistent: freed after this callback */
+    if (co->kind != YK_W_FD || co->ready)
+        return;
+    co->status = 1;
+    wait_end(co);
+    rq_push(co);
+    if (A.rq_ev == NULL)
+        rq_drain();
+}
+
+/* See store_io.h. */
+static int
+io_wait_fd(int fd, int64_t deadline_ms)
+{
+    yk_co *co = A.cur;
+
+    if (co == NULL)
+        return -1;
+    co->fdev = verto_add_io(A.vctx, VERTO_EV_FLAG_IO_READ, fd_fire, fd);
+    if (co->fdev == NULL)
+        return -1;
+    verto_set_private(co->fdev, co, NULL);
+    co->kind = YK_W_FD;
+    return wait_here(co, deadline_ms);
+}
+
 const yk_store_io yk_async_io = {
-    io_active, io_result, io_forget, io_wait, io_wake
+    io_active, io_result, io_forget, io_wait, io_wake, io_wait_fd
 };
 
 /* See async.h. */

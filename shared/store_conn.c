@@ -10,7 +10,10 @@
  * noticed without sending anything), and are dropped after a server-down,
  * connect or timeout error so that the next call reconnects.  A connection
  * inherited across fork() is forgotten without touching the parent's
- * session.  Every operation waits at most cfg->timeout_ms, and less when
+ * session.  In the KDC, inside an attempt, the opening (resolution,
+ * connect, TLS, bind) runs in a thread while the attempt waits
+ * (store_open.c); elsewhere it is done in place.  Every operation waits
+ * at most cfg->timeout_ms, and less when
  * the caller's time budget (yk_store_set_budget: one KDC attempt, all its
  * operations together) has less left; nothing is sent once it is spent.
  * A simple bind is sent like any other operation (so the budget bounds
@@ -127,7 +130,7 @@ yk_store_set_io(const yk_store_io *io)
 static int
 io_suspends(void)
 {
-    return store_io != NULL && store_io->active();
+    return store_io != NULL && !yk_store_in_opener() && store_io->active();
 }
 
 /* A timed-out wait (tv: what it could wait) described: the budget's end
@@ -232,7 +235,7 @@ yk_conn_drop(yk_conn *c)
 
     if (c->ld == NULL)
         return;
-    if (store_io != NULL)
+    if (store_io != NULL && !yk_store_in_opener())
         store_io->forget(c->ld);
     yk_sigpipe_block(&g);
     if (c->pid != getpid() &&
@@ -832,6 +835,14 @@ conn_open_write(yk_store *st, yk_conn *c, const char *uri)
     return 0;
 }
 
+/* See store_int.h. */
+krb5_error_code
+yk_conn_open_blocking(yk_store *st, int write, const char *uri)
+{
+    return write ? conn_open_write(st, &st->wr, uri) :
+        conn_resolve_open(st, &st->rd, uri);
+}
+
 /* Wait until the attempt opening c is done (or this one's time is up:
  * then the per-operation timeout or the budget's end, as an operation's
  * wait). */
@@ -889,8 +900,12 @@ yk_conn_get(yk_store *st, int write, yk_conn **c_out)
         yk_conn_drop(c);
     if (c->ld == NULL) {
         c->opening = 1;
-        ret = write ? conn_open_write(st, c, uri) :
-            conn_resolve_open(st, c, uri);
+        /* In an attempt that may be suspended, the opening's blocking
+         * steps run in a thread while the worker serves others. */
+        if (io_suspends() && !st->no_threads && store_io->wait_fd != NULL)
+            ret = yk_conn_open_async(st, c, write, uri, store_io);
+        else
+            ret = yk_conn_open_blocking(st, write, uri);
         c->opening = 0;
         if (store_io != NULL)
             store_io->wake(c);

@@ -11,6 +11,7 @@
 #include <ldap.h>
 
 #include "store.h"
+#include "store_io.h"
 #include "ykclock.h"   /* yk_mono_ms: the budget's time base */
 
 #define YK_ERRBUF_LEN 512
@@ -98,6 +99,18 @@ krb5_error_code yk_conn_fail(yk_store *st, yk_conn *c, const char *what,
  * binding) if needed. */
 krb5_error_code yk_conn_get(yk_store *st, int write, yk_conn **c_out);
 
+/* Open (connect and bind) the write (or read) connection of st on uri
+ * in place, blocking: resolution, connect, TLS and bind (store_conn.c). */
+krb5_error_code yk_conn_open_blocking(yk_store *st, int write,
+                                      const char *uri);
+/* The same, in a thread, while the current attempt waits through io
+ * (store_open.c); falls back to yk_conn_open_blocking when no thread can
+ * be made. */
+krb5_error_code yk_conn_open_async(yk_store *st, yk_conn *c, int write,
+                                   const char *uri, const yk_store_io *io);
+/* Nonzero in an opening's thread (store_open.c): the store blocks, and
+ * never calls its io functions. */
+int yk_store_in_opener(void);
 /* Wait for the whole result of msgid on c, at most the timeout. */
 krb5_error_code yk_conn_wait(yk_store *st, yk_conn *c, int msgid,
                              const char *what, enum yk_op_kind kind,

@@ -35,6 +35,9 @@ typedef struct {
     int (*wait)(const void *key, int64_t deadline_ms);
     /* Wake every waiter on key. */
     void (*wake)(const void *key);
+    /* Wait until fd is readable or the deadline: 1 readable, 0
+     * deadline, -1 when it cannot be watched. */
+    int (*wait_fd)(int fd, int64_t deadline_ms);
 } yk_store_io;
 
 /* Install io for every store of the process (NULL: block). */
