@@ -248,6 +248,8 @@ consume_sigpipe(void)
     sigset_t set, pending, cur;
     struct timespec zero = { 0, 0 };
 
+    if (yk_store_sigpipe_caught())
+        return;   /* never blocked: nothing pending of ours */
     sigemptyset(&pending);
     if (sigpending(&pending) != 0 || sigismember(&pending, SIGPIPE) != 1)
         return;
@@ -332,6 +334,11 @@ yk_async_run(verto_ctx *ctx, void (*fn)(void *), void (*fin)(void *),
         return ENOMEM;
     if (A.vctx != NULL && A.vctx != ctx)
         return ENOMEM;   /* one loop per process: never seen */
+    if (A.vctx == NULL) {
+        /* Attempts come from the loop, set up by now: it catches
+         * SIGPIPE (net-server.c), so the store's guards can go. */
+        (void)yk_store_sigpipe_check();
+    }
     A.vctx = ctx;
     co = co_alloc();
     if (co == NULL)
@@ -548,9 +555,13 @@ drain(LDAP *ld, yk_co *self)
     yk_co *co;
     int rc, id, ret = 0;
 
-    sigemptyset(&set);
-    sigaddset(&set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &set, &old);
+    int guard = !yk_store_sigpipe_caught();
+
+    if (guard) {
+        sigemptyset(&set);
+        sigaddset(&set, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &set, &old);
+    }
     while ((self != NULL && self->res == NULL) || has_waiters(ld)) {
         m = NULL;
         rc = ldap_result(ld, LDAP_RES_ANY, LDAP_MSG_ALL, &zero, &m);
@@ -580,8 +591,10 @@ drain(LDAP *ld, yk_co *self)
         wait_end(co);
         rq_push(co);
     }
-    consume_sigpipe();
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (guard) {
+        consume_sigpipe();
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
     return ret;
 }
 

@@ -19,9 +19,13 @@
  * A simple bind is sent like any other operation (so the budget bounds
  * it after the connect); a SASL bind's steps each wait at most what was
  * left when it started.  libldap
- * writes to its socket with write(), and krb5kdc does not ignore SIGPIPE:
- * every LDAP call here runs with SIGPIPE blocked, and a SIGPIPE it raised
- * is consumed before the mask is restored.
+ * writes to its socket with write(), and a process may let SIGPIPE kill
+ * it (krb5kdc does until its loop is set up, ykadmin always): every LDAP
+ * call here runs with SIGPIPE blocked, and a SIGPIPE it raised is
+ * consumed before the mask is restored.  Once the process is seen to
+ * catch SIGPIPE (yk_store_sigpipe_check: the KDC's loop catches and
+ * drops it) the guards are skipped: a write to a closed socket then
+ * fails with EPIPE, which libldap reports as the connection lost.
  *
  * TLS.  An ldaps:// URI, or yubikey_ldap_starttls with an ldap:// one,
  * makes the connection verify the server: certificate required
@@ -84,12 +88,38 @@
 #define YK_URI_MAX 1024              /* one URI of a list, at most */
 
 
-/* Block SIGPIPE for the LDAP calls that follow. */
+/* Set once SIGPIPE is known to be caught or ignored by the process (the
+ * KDC's loop catches it): the guards are then skipped. */
+static int sigpipe_caught;
+
+/* See store_io.h. */
+int
+yk_store_sigpipe_check(void)
+{
+    struct sigaction sa;
+
+    if (!sigpipe_caught && sigaction(SIGPIPE, NULL, &sa) == 0 &&
+        ((sa.sa_flags & SA_SIGINFO) || sa.sa_handler != SIG_DFL))
+        sigpipe_caught = 1;
+    return sigpipe_caught;
+}
+
+/* See store_io.h. */
+int
+yk_store_sigpipe_caught(void)
+{
+    return sigpipe_caught;
+}
+
+/* Block SIGPIPE for the LDAP calls that follow (unless it is caught). */
 void
 yk_sigpipe_block(yk_sigpipe_guard *g)
 {
     sigset_t set, pending;
 
+    g->skip = sigpipe_caught;
+    if (g->skip)
+        return;
     sigemptyset(&pending);
     sigpending(&pending);
     g->was_pending = sigismember(&pending, SIGPIPE) == 1;
@@ -105,6 +135,8 @@ yk_sigpipe_restore(yk_sigpipe_guard *g)
     sigset_t set, pending;
     struct timespec zero = { 0, 0 };
 
+    if (g->skip)
+        return;
     sigemptyset(&pending);
     sigpending(&pending);
     if (!g->was_pending && sigismember(&pending, SIGPIPE) == 1) {

@@ -68,10 +68,12 @@ struct yk_store {
 typedef struct {
     sigset_t old;
     int was_pending;
+    int skip;                    /* SIGPIPE is caught: nothing to do */
 } yk_sigpipe_guard;
 
 /* Block SIGPIPE for the LDAP calls that follow (libldap writes with
- * write(), and krb5kdc does not ignore SIGPIPE). */
+ * write(), and SIGPIPE may kill the process), unless the process is
+ * known to catch it (yk_store_sigpipe_check). */
 void yk_sigpipe_block(yk_sigpipe_guard *g);
 
 /* Consume a SIGPIPE the LDAP calls raised, then restore the mask. */

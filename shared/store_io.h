@@ -40,6 +40,14 @@ typedef struct {
     int (*wait_fd)(int fd, int64_t deadline_ms);
 } yk_store_io;
 
+/* Whether the process catches or ignores SIGPIPE now; once it is seen
+ * to, the store no longer blocks SIGPIPE around its LDAP calls.  For a
+ * process that never lets SIGPIPE kill it again once it is caught (the
+ * KDC after its loop's setup). */
+int yk_store_sigpipe_check(void);
+/* What yk_store_sigpipe_check saw last (no system call). */
+int yk_store_sigpipe_caught(void);
+
 /* Install io for every store of the process (NULL: block). */
 void yk_store_set_io(const yk_store_io *io);
 
