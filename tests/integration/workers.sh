@@ -10,7 +10,10 @@
 #    5 each, one after the other) until a round costs no search: every
 #    worker holds every record.  Then 4 users x 10 logins the same way,
 #    spread over the workers: all accepted, exactly one modify per login
-#    and no search (the counting's own operations subtracted), accepted
+#    and no search (the counting's own operations subtracted) but a
+#    worker's first read of a record it never needed before (slapd's
+#    log: the kernel picks the worker, so a warm-up cannot promise that
+#    every worker saw every user), accepted
 #    by more than one worker.  Then the users' policy goes from otp to
 #    2fa: OTP-alone logins (mode 2, armored) to every worker are all
 #    refused (policy), though each worker's cache still says otp and the
@@ -33,6 +36,9 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 TC=$YK_BUILDDIR/tests/client/yktestclient
 USERS=(ann ben cid dot)
 WARM_LOGINS=5
+# slapd logs each operation: a search in a measured round must be a
+# worker's first read of that record (by connection and filter).
+YK_SLAPD_DEBUG=stats
 LOGINS=10
 YK_SLAPD_EXTRA_CONF="database monitor"
 YK_CACHE_TTL=600
@@ -78,6 +84,7 @@ OWN_B=$((b1 - b0)) OWN_S=$((s1 - s0)) OWN_M=$((m1 - m0))
 round() {
     local n=$1 tag=$2 u i pids=() log0 b s m
     log0=$(wc -l < "$YK_KDC_LOG")
+    SLOG0=$(wc -l < "$YK_TMP/slapd.log")
     read -r b s m <<< "$(ops)"
     for u in "${USERS[@]}"; do
         ( for i in $(seq "$n"); do
@@ -99,6 +106,20 @@ round() {
         grep -F 'verdict=accepted' |
         sed -n 's/.*krb5kdc\[\([0-9]*\)\].*/\1/p' | sort | uniq -c |
         awk '{printf "%s%s", s, $1; s="+"}')
+}
+
+# How many of the KDC's searches since SLOG0 (slapd's stats log) read a
+# record its connection had read before (same connection, same filter).
+repeated_searches() {
+    awk -v from="$SLOG0" '
+        / SRCH base=/ && !/cn=[Mm]onitor/ {
+            c = $0; sub(/.* conn=/, "", c); sub(/ .*/, "", c)
+            f = $0; sub(/.* filter=/, "", f)
+            k = c " " f
+            if (NR > from && (k in seen)) r++
+            seen[k] = 1
+        }
+        END { print r + 0 }' "$YK_TMP/slapd.log"
 }
 
 # Warm-up rounds until one costs no search.
@@ -124,9 +145,19 @@ measured() {
     [ "$LAST_OK" -eq "$total" ] && [ "$LAST_ACC" -eq "$total" ] ||
         { cat "$YK_TMP/$1".*.out | grep '^result:' | sort | uniq -c >&2;
           yk_fail "$2: $LAST_OK of $total logins, $LAST_ACC accepted"; }
-    [ "$LAST_MODIFY" -eq "$total" ] && [ "$LAST_SEARCH" -eq 0 ] ||
-        yk_fail "$2: $LAST_MODIFY modifies and $LAST_SEARCH searches for" \
-            "$total accepted OTPs (want one modify each, no search)"
+    # Which worker takes a login is the kernel's choice: a warm-up round
+    # without a search does not prove every worker read every record.
+    # A search here is allowed only as a connection's (a worker's) first
+    # read of that principal's record, never a repeated one.
+    local repeats
+    repeats=$(repeated_searches)
+    [ "$LAST_MODIFY" -eq "$total" ] && [ "$repeats" -eq 0 ] ||
+        yk_fail "$2: $LAST_MODIFY modifies and $LAST_SEARCH searches" \
+            "($repeats a worker's repeated read of a record) for $total" \
+            "accepted OTPs (want one modify each, no search)"
+    [ "$LAST_SEARCH" -eq 0 ] ||
+        echo "$2: the $LAST_SEARCH searches were each a worker's first" \
+            "read of a record (it had taken no login of that user before)"
     [ "$3" -le 1 ] || [[ "$LAST_WORKERS" == *+* ]] ||
         yk_fail "$2: every login went to one worker ($LAST_WORKERS): the" \
             "round shows nothing about the workers sharing state"
