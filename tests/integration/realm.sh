@@ -66,11 +66,12 @@
 # YK_KDC_PREAUTH_EXTRA (more relations for [plugins] kdcpreauth, e.g.
 # "disable = otp"), YK_KDC_CONF_EXTRA (more sections at the end of
 # kdc.conf, e.g. [otp]; rewrite with yk_realm_write_config);
-# YK_KDC_WRAPPER (a command line krb5kdc runs under, e.g. "valgrind -q
-# --error-exitcode=9"); YK_KDC_UDP_PORT (the KDC's UDP port, default its
-# TCP port: another port makes a client's UDP try after a DISCARD fail at
-# once, as for yk_kdc2_start).  Everything lives in $YK_TMP; lib.sh's
-# trap stops every process by PID and removes it.
+# YK_KDC_WRAPPER (a command line krb5kdc runs under, yk_kdc2_start's
+# too, e.g. "valgrind -q --error-exitcode=9"); YK_KDC_UDP_PORT (the
+# KDC's UDP port, default its TCP port: another port makes a client's UDP
+# try after a DISCARD fail at once, as for yk_kdc2_start).  Everything
+# lives in $YK_TMP; lib.sh's trap stops every process by PID and removes
+# it.
 
 YK_REALM_SRCDIR=${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." &&
     pwd)}
@@ -509,10 +510,11 @@ yk_armor_ccache() {
 }
 
 # The directory of libkrb5's own preauth plugins (where Debian's
-# krb5-pkinit puts pkinit.so), from the path of the libkrb5 kinit uses.
+# krb5-pkinit puts pkinit.so), from the path of the libkrb5 klist uses
+# (kinit may be a wrapper script: tools/memcheck --asan).
 yk_krb5_preauth_dir() {
     local lib
-    lib=$(ldd "$(command -v kinit)" 2>/dev/null |
+    lib=$(ldd "$(command -v klist)" 2>/dev/null |
         awk '$1 ~ /^libkrb5\.so/ { print $3; exit }')
     [ -n "$lib" ] || return 1
     echo "$(dirname "$lib")/krb5/plugins/preauth"
@@ -625,7 +627,8 @@ yk_kdc2_start() {
         sed -e "s|\( kdc = \)127\.0\.0\.1:.*|\1127.0.0.1:$YK_KDC2_PORT|" \
             "$YK_KRB5_CONF_PLAIN" > "$YK_KRB5_CONF_KDC2"
         : > "$YK_KDC2_LOG"
-        KRB5_KDC_PROFILE=$d/kdc2.conf krb5kdc -n -r "$YK_REALM" \
+        KRB5_KDC_PROFILE=$d/kdc2.conf ${YK_KDC_WRAPPER:-} krb5kdc -n \
+            -r "$YK_REALM" \
             >> "$d/krb5kdc2.out" 2>&1 &
         YK_KDC2_PID=$!
         yk_register_pid "$YK_KDC2_PID"
