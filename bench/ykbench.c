@@ -22,6 +22,9 @@
  *                  does not set the hardware-authentication flag
  *   bad-otp        mode 1 with the right password and an OTP whose CRC
  *                  fails: a login counts when the KDC refuses it
+ *   replay         mode 1, then the same OTP again at once (the soak's
+ *                  replays, tools/soak): a login counts when the first
+ *                  exchange gets its ticket and the second is refused
  * Every exchange may use only the mode's mechanism (the "pa_type"
  * configuration of an in-memory input ccache) and never falls back, and
  * an issued ticket must carry the hardware-authentication flag exactly
@@ -123,7 +126,7 @@ krb5_error_code k5_plugin_register(krb5_context context, int interface_id,
 /* The login modes. */
 typedef enum {
     M_PASSWORD, M_2FA, M_OTP, M_FAST_PASSWORD, M_STOCK_2FA, M_MIT_OTP,
-    M_BAD_OTP
+    M_BAD_OTP, M_REPLAY
 } ykb_mode;
 
 /* One mode: its name, the only padata type the exchange may use, whether
@@ -152,6 +155,7 @@ static const ykb_mode_info ykb_modes[] = {
     { "stock-2fa", M_STOCK_2FA, KRB5_PADATA_OTP_CHALLENGE, 1, 1, 0, 1, 1, 1 },
     { "mit-otp", M_MIT_OTP, KRB5_PADATA_OTP_CHALLENGE, 1, 1, 0, 1, 0, 0 },
     { "bad-otp", M_BAD_OTP, YK_PADATA_TYPE, 0, 1, 1, 0, 0, 1 },
+    { "replay", M_REPLAY, YK_PADATA_TYPE, 0, 1, 0, 0, 0, 1 },
 };
 
 /* One principal: its name, its derived key (or, for the stock client,
@@ -244,7 +248,7 @@ ykb_usage(FILE *f)
     fprintf(f,
 "usage: ykbench --mode MODE --principals FILE [options]\n"
 "  --mode MODE        password | 2fa | otp | fast-password | stock-2fa |\n"
-"                     mit-otp | bad-otp\n"
+"                     mit-otp | bad-otp | replay\n"
 "  --principals FILE  lines \"NAME PASSWORD TOKENFILE\" (token states are\n"
 "                     read, and saved back when the mode sends OTPs)\n"
 "  --threads N        concurrent clients (default 1)\n"
@@ -786,6 +790,45 @@ ykb_spoil_otp(char *otp, size_t len)
         otp[len - 1] = otp[len - 1] == 'c' ? 'b' : 'c';
 }
 
+/* One AS exchange of principal p by thread t with the request in t->req;
+ * on success *icc is the finished exchange. */
+static krb5_error_code
+ykb_exchange(ykb_thread *t, ykb_principal *p, krb5_init_creds_context *icc)
+{
+    krb5_error_code ret;
+
+    ret = krb5_init_creds_init(t->ctx, p->client, NULL, NULL, 0, p->opt,
+                               icc);
+    if (ret == 0 && !t->run->mode->stock)
+        ret = krb5_init_creds_set_keytab(t->ctx, *icc, t->keytab);
+    if (ret == 0)
+        ret = krb5_init_creds_get(t->ctx, *icc);
+    return ret;
+}
+
+/* replay: the OTP of the exchange that just got its ticket, sent again at
+ * once; 1 when the KDC refuses it. */
+static int
+ykb_replay(ykb_thread *t, ykb_principal *p)
+{
+    krb5_error_code ret;
+    krb5_init_creds_context icc = NULL;
+
+    t->req.produced = 0;
+    ret = ykb_exchange(t, p, &icc);
+    krb5_init_creds_free(t->ctx, icc);
+    if (ret == KRB5KDC_ERR_PREAUTH_FAILED && t->req.produced)
+        return 1;
+    if (ret == 0) {
+        t->unexpected_ok++;
+        ykb_note_error(t, 0, "a ticket for a replayed OTP");
+    } else {
+        t->errors++;
+        ykb_note_error(t, ret, NULL);
+    }
+    return 0;
+}
+
 /* One login of principal p by thread t: take the token's next OTP (before
  * the clock starts), run the exchange, judge and time it. */
 static void
@@ -818,12 +861,7 @@ ykb_login(ykb_thread *t, ykb_principal *p)
     }
 
     t0 = ykb_now_ns();
-    ret = krb5_init_creds_init(t->ctx, p->client, NULL, NULL, 0, p->opt,
-                               &icc);
-    if (ret == 0 && !mode->stock)
-        ret = krb5_init_creds_set_keytab(t->ctx, icc, t->keytab);
-    if (ret == 0)
-        ret = krb5_init_creds_get(t->ctx, icc);
+    ret = ykb_exchange(t, p, &icc);
     t1 = ykb_now_ns();
 
     if (ret == 0) {
@@ -840,7 +878,8 @@ ykb_login(ykb_thread *t, ykb_principal *p)
                 t->flag_errors++;
                 ykb_note_error(t, 0, "ticket flags do not match the mode");
             } else {
-                good = 1;
+                good = mode->id != M_REPLAY || ykb_replay(t, p);
+                t1 = ykb_now_ns();
             }
         }
     } else if (ret == KRB5KDC_ERR_PREAUTH_FAILED) {
