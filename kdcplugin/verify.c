@@ -821,6 +821,12 @@ check_and_commit(yk_realm *r, const yk_verify_in *in, int mode,
             /* Step 6: acknowledged before anything is issued. */
             ret = yk_store_cas_state(r->store, rec->entry, tok, &next);
             if (ret == 0) {
+                if (yk_store_last_leftovers(r->store) > 0)
+                    yk_kdc_log("realm %s: token %s: %zu lower state "
+                               "value(s) left by a conflict between "
+                               "providers removed after the swap",
+                               r->name, tok->pubid,
+                               yk_store_last_leftovers(r->store));
                 if (note_commit(tok, &next, &rec->fetched))
                     shared_put(r, in->principal, rec->entry, tok, 0);
                 break;

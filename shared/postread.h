@@ -28,4 +28,17 @@ krb5_error_code yk_postread_rival(const char *value, size_t len,
                                   const yk_state_rec *mine_rec,
                                   int *rival_out);
 
+/* The same entry's state values of mine's token with a lower counter
+ * than mine (left over from a conflict: a value replication added after
+ * the swap's read), copied into a NULL-terminated array in *vals_out
+ * (NULL when none; yk_postread_free).  The same errors as
+ * yk_postread_rival, and ENOMEM. */
+krb5_error_code yk_postread_lower(const char *value, size_t len,
+                                  const char *mine,
+                                  const yk_state_rec *mine_rec,
+                                  char ***vals_out);
+
+/* Free what yk_postread_lower returned (NULL: nothing). */
+void yk_postread_free(char **vals);
+
 #endif /* YK_POSTREAD_H */

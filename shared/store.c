@@ -642,6 +642,36 @@ postread_check(yk_store *st, LDAPControl **ctrls, const char *mine,
                              &st->at.rival);
 }
 
+/* After a swap that stands: delete the lower state values of the token
+ * the post-read in ctrls shows beside mine (a conflict's leftover that
+ * came in by replication after the swap's read), exact values, in a
+ * modify of their own; counted in st->at.leftovers when it lands.  Any
+ * failure leaves them: they are below the new counter, so harmless, and
+ * the next swap's post-read finds them again. */
+static void
+remove_leftovers(yk_store *st, const char *dn, LDAPControl **ctrls,
+                 const char *mine, const yk_state_rec *new_state)
+{
+    LDAPControl *ctrl;
+    yk_modlist ml = { NULL, 0 };
+    char **lower = NULL;
+    size_t n = 0;
+
+    ctrl = ldap_control_find(LDAP_CONTROL_POST_READ, ctrls, NULL);
+    if (ctrl == NULL ||
+        yk_postread_lower(ctrl->ldctl_value.bv_val, ctrl->ldctl_value.bv_len,
+                          mine, new_state, &lower) != 0 || lower == NULL)
+        return;
+    while (lower[n] != NULL)
+        n++;
+    if (yk_modlist_add(&ml, LDAP_MOD_DELETE, YK_ATTR_STATE, n, lower,
+                       NULL) == 0 &&
+        yk_store_modify(st, dn, &ml, YK_OP_WRITE) == 0)
+        st->at.leftovers = n;
+    yk_modlist_free(&ml);
+    yk_postread_free(lower);
+}
+
 /* Compare-and-swap tok's state: delete the exact values read, add the
  * new one, in one modify on the write server; then, from the post-read
  * of that modify, make sure that no other provider's swap of the same
@@ -685,6 +715,7 @@ yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
     /* Only a swap that raises the counter (an OTP used) can be raced
      * by a replay; an administrator's rewrite keeps it. */
     st->at.rival = YK_RIVAL_NONE;
+    st->at.leftovers = 0;
     if (ret == 0 && new_state->counter > tok->state.counter) {
         if (postread_check(st, postread, value, new_state) != 0) {
             yk_store_set_error(st, "the post-read of the swap of token %s "
@@ -699,6 +730,8 @@ yk_store_cas_state(yk_store *st, const yk_entry *entry, const yk_token *tok,
                                "counter %lu", tok->pubid,
                                (unsigned long)new_state->counter);
             ret = YK_ERR_STORE_RIVAL;
+        } else {
+            remove_leftovers(st, entry->dn, postread, value, new_state);
         }
     }
     ldap_controls_free(postread);
@@ -837,4 +870,10 @@ int
 yk_store_last_rival(const yk_store *st)
 {
     return st != NULL ? st->at.rival : YK_RIVAL_NONE;
+}
+
+size_t
+yk_store_last_leftovers(const yk_store *st)
+{
+    return st != NULL ? st->at.leftovers : 0;
 }

@@ -107,6 +107,15 @@ void yk_store_disconnect(yk_store *st);
 krb5_error_code yk_store_lookup(yk_store *st, const char *principal,
                                 int fresh, yk_entry **entry_out);
 
+/* What the last yk_store_cas_state's post-read showed: YK_RIVAL_NONE,
+ * _RETRANSMISSION, _REPLAY, _OLDER (postread.h), or YK_RIVAL_UNREADABLE. */
+int yk_store_last_rival(const yk_store *st);
+
+/* How many lower state values of the token the last yk_store_cas_state
+ * found beside its own in the post-read and removed (a conflict's
+ * leftovers the swap's read did not hold). */
+size_t yk_store_last_leftovers(const yk_store *st);
+
 /* Compare-and-swap token tok's state on the write server: in one modify,
  * delete the exact value read (and any extra state values), add
  * new_state.  YK_ERR_STORE_CONFLICT when the old value is gone
@@ -114,11 +123,10 @@ krb5_error_code yk_store_lookup(yk_store *st, const char *principal,
  * the counter also reads the entry back (post-read, postread.c):
  * YK_ERR_STORE_RIVAL when the modify landed but another value of the
  * token as high stands beside the new one, or the post-read does not
- * parse; yk_store_last_rival says which (YK_RIVAL_*). */
-/* What the last yk_store_cas_state's post-read showed: YK_RIVAL_NONE,
- * _RETRANSMISSION, _REPLAY, _OLDER (postread.h), or YK_RIVAL_UNREADABLE. */
-int yk_store_last_rival(const yk_store *st);
-
+ * parse; yk_store_last_rival says which (YK_RIVAL_*).  Lower values of
+ * the token seen there (a value replication added after the read) are
+ * deleted by a second modify, whose failure leaves them (the next swap's
+ * post-read tries again) and does not change the result. */
 krb5_error_code yk_store_cas_state(yk_store *st, const yk_entry *entry,
                                    const yk_token *tok,
                                    const yk_state_rec *new_state);

@@ -53,6 +53,8 @@ struct yk_store {
                                   * ms), 0 = no budget */
         int bind_refused;        /* the last failure was a refused bind */
         int rival;               /* YK_RIVAL_* of the last swap */
+        size_t leftovers;        /* lower state values the last swap's
+                                  * clean-up removed */
         char errbuf[YK_ERRBUF_LEN]; /* the last LDAP error, for logs */
     } at;
     int wr_failover;             /* wr is open on write_failover_uri */

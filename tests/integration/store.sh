@@ -6,10 +6,12 @@
 # runs store_test scenarios and checks the directory with ldapsearch:
 # enrolment and uniqueness, compare-and-swap and its races, several state
 # values, administrative rewrites, lookups, what each identity can read
-# and write, SASL EXTERNAL, the configuration, a stopped and a frozen
-# slapd, and the cn=config forms of the schema and the ACLs.
-# Exit 0 pass, 1 fail, 77 skip.  YK_TEST_WRAPPER (e.g. "valgrind -q")
-# prefixes every store_test run but the timed outage one.
+# and write, SASL EXTERNAL, the configuration, a swap beside a lower value
+# it did not read (removed) and beside one as high (a rival, refused), a
+# stopped and a frozen slapd, and the cn=config forms of the schema and
+# the ACLs.  Exit 0 pass, 1 fail, 77 skip.  YK_TEST_WRAPPER (e.g.
+# "valgrind -q") prefixes every store_test run but the acting ones
+# (leftover, rival, the timed outage).
 if [ -z "${BASH_VERSION:-}" ]; then
     exec bash "$0" "$@"
 fi
@@ -39,6 +41,13 @@ pub_a=cccccccccccb
 pub_b=cccccccccccd
 pub_hidden=ccccccccccce
 fails=0
+
+# How many state values of $pub_a alice's entry holds.
+a_states() {
+    yk_ldapsearch_as "$YK_ADMIN_DN" "$YK_ADMIN_PW" \
+        -b "uid=alice,$YK_PEOPLE_DN" -s base yubikeyTokenState |
+        grep -c "^yubikeyTokenState: yk1 id=$pub_a "
+}
 
 # Run one store_test scenario; count a failure.
 run() {
@@ -138,9 +147,7 @@ yubikeyTokenState: yk1 id=$pub_b ctr=01 gen=0 nonce=- used=0
 yubikeyTokenState: garbage
 EOF
 run extras
-states=$(yk_ldapsearch_as "$YK_ADMIN_DN" "$YK_ADMIN_PW" \
-    -b "uid=alice,$YK_PEOPLE_DN" -s base yubikeyTokenState |
-    grep -c "^yubikeyTokenState: yk1 id=$pub_a ")
+states=$(a_states)
 expect "after the swap one state value of $pub_a is left ($states)" \
     [ "$states" -eq 1 ]
 yk_ldap_modify <<EOF
@@ -257,30 +264,68 @@ cat > "$YK_TMP/kdc.conf" <<EOF
 EOF
 YK_TEST_PROFILE=$YK_TMP/kdc.conf run config
 
+# A scenario that asks the shell to act (ACTION lines, answered "go").
+run_acting() {
+    local line rc st_pid
+    echo "--- store_test $1"
+    rm -f "$YK_TMP/to_test" "$YK_TMP/from_test"
+    mkfifo "$YK_TMP/to_test" "$YK_TMP/from_test" || yk_fail "mkfifo"
+    "$bin" "$1" < "$YK_TMP/to_test" > "$YK_TMP/from_test" &
+    st_pid=$!
+    exec 8> "$YK_TMP/to_test" 9< "$YK_TMP/from_test"
+    # slapd must not inherit the pipes: 8>&- 9<&- on each start.
+    while IFS= read -r line <&9; do
+        case $line in
+            "ACTION stop") yk_slapd_stop; echo "(slapd stopped)" ;;
+            "ACTION start") yk_slapd_start 8>&- 9<&-
+                            echo "(slapd restarted)" ;;
+            "ACTION freeze") yk_slapd_freeze; echo "(slapd frozen: SIGSTOP)" ;;
+            "ACTION thaw") yk_slapd_thaw; echo "(slapd thawed: SIGCONT)" ;;
+            "ACTION leftover")
+                # What delta-syncrepl leaves after a conflict: a lower
+                # value of the token that came in after the KDC's read.
+                yk_ldap_modify 8>&- 9<&- <<EOF
+dn: uid=alice,$YK_PEOPLE_DN
+changetype: modify
+add: yubikeyTokenState
+yubikeyTokenState: yk1 id=$pub_a ctr=7 gen=1 nonce=00000007 used=1
+EOF
+                echo "(a lower state value of $pub_a added)" ;;
+            "ACTION rival "*)
+                # Another provider's acceptance of the same counter,
+                # replicated after the KDC's read.
+                yk_ldap_modify 8>&- 9<&- <<EOF
+dn: uid=alice,$YK_PEOPLE_DN
+changetype: modify
+add: yubikeyTokenState
+yubikeyTokenState: yk1 id=$pub_a ctr=${line#ACTION rival } gen=5 nonce=0000beef used=1
+EOF
+                echo "(a state value of $pub_a, counter ${line#ACTION rival }, added)" ;;
+            *) echo "$line"; continue ;;
+        esac
+        echo go >&8
+    done
+    exec 8>&- 9<&-
+    wait "$st_pid"
+    rc=$?
+    if [ "$rc" -ne 0 ]; then
+        echo "FAIL: store_test $1 (exit $rc)"
+        fails=$((fails + 1))
+    fi
+}
+
+run_acting leftover
+states=$(a_states)
+expect "after the swap beside a leftover, one state value of $pub_a is left ($states)" \
+    [ "$states" -eq 1 ]
+
+run_acting rival
+states=$(a_states)
+expect "after the rival and a swap from a fresh read, one state value of $pub_a is left ($states)" \
+    [ "$states" -eq 1 ]
+
 # Outages: the same store object across a stop, a restart and a freeze.
-echo "--- store_test outage"
-mkfifo "$YK_TMP/to_test" "$YK_TMP/from_test" || yk_fail "mkfifo"
-"$bin" outage < "$YK_TMP/to_test" > "$YK_TMP/from_test" &
-st_pid=$!
-exec 8> "$YK_TMP/to_test" 9< "$YK_TMP/from_test"
-# slapd must not inherit the pipes: 8>&- 9<&- on each start.
-while IFS= read -r line <&9; do
-    case $line in
-        "ACTION stop") yk_slapd_stop; echo "(slapd stopped)" ;;
-        "ACTION start") yk_slapd_start 8>&- 9<&-; echo "(slapd restarted)" ;;
-        "ACTION freeze") yk_slapd_freeze; echo "(slapd frozen: SIGSTOP)" ;;
-        "ACTION thaw") yk_slapd_thaw; echo "(slapd thawed: SIGCONT)" ;;
-        *) echo "$line"; continue ;;
-    esac
-    echo go >&8
-done
-exec 8>&- 9<&-
-wait "$st_pid"
-rc=$?
-if [ "$rc" -ne 0 ]; then
-    echo "FAIL: store_test outage (exit $rc)"
-    fails=$((fails + 1))
-fi
+run_acting outage
 
 # A write server that refuses writes (readonly on, like a replica).
 yk_slapd_stop

@@ -8,9 +8,9 @@
  * YK_TEST_PEOPLE, YK_TEST_TIMEOUT_MS, YK_TEST_PROFILE, and optionally
  * YK_TEST_FILTER).  Each scenario prints "ok: ..."
  * per check and "FAIL: ..." per failure; the exit code is 0 only when
- * every check passed.  The "outage" scenario asks the shell to act on
- * slapd: it prints "ACTION stop|start|freeze|thaw" and waits for a line
- * on standard input.
+ * every check passed.  The "outage", "leftover" and "rival" scenarios
+ * ask the shell to act on slapd: they print "ACTION stop|start|freeze|
+ * thaw|leftover|rival N" and wait for a line on standard input.
  */
 
 #include <config.h>
@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "postread.h"
 #include "store.h"
 
 #define PUB_A "cccccccccccb"
@@ -836,6 +837,74 @@ pause_for(const char *action)
     }
 }
 
+/* A swap from a record read before another value of the token came in
+ * (what delta-syncrepl brings after a conflict; store.sh adds it when
+ * asked).  rival 0: a lower value; the swap stands and removes it (seen
+ * in its post-read).  rival 1: a value of the same counter, another
+ * provider's acceptance; the modify lands, its post-read shows the
+ * rival: YK_ERR_STORE_RIVAL (REPLAY); a swap from a fresh read then
+ * removes both.  Either way one value is left. */
+static void
+scenario_beside(int rival)
+{
+    yk_store *kdc = make_store("kdc", NULL);
+    yk_entry *e = NULL, *e2 = NULL;
+    yk_token *tok, *t2;
+    yk_state_rec ns;
+    uint32_t ctr;
+    char a[128], action[64];
+    krb5_error_code ret;
+
+    e = lookup_expect(kdc, princ(a, sizeof(a), "alice"), 1, 0, "kdc");
+    tok = e ? yk_entry_find_token(e, PUB_A) : NULL;
+    check(tok != NULL && tok->has_state && tok->nextra == 0,
+          "one state value read");
+    if (tok == NULL)
+        goto cleanup;
+    /* The leftover's counter is 7; the rival's ours. */
+    ctr = rival || tok->state.counter > 7 ? tok->state.counter + 1 : 8;
+    if (rival)
+        snprintf(action, sizeof(action), "rival %u", (unsigned)ctr);
+    else
+        snprintf(action, sizeof(action), "leftover");
+    pause_for(action);
+    ns = next_state(tok, ctr, 0x99);
+    ret = yk_store_cas_state(kdc, e, tok, &ns);
+    if (rival)
+        check(ret == YK_ERR_STORE_RIVAL &&
+              yk_store_last_rival(kdc) == YK_RIVAL_REPLAY,
+              "swap to %u beside another value of that counter: %s, rival "
+              "%d (%s)", (unsigned)ctr, err_name(ret),
+              yk_store_last_rival(kdc), yk_store_last_error(kdc));
+    else
+        check(ret == 0 && yk_store_last_rival(kdc) == YK_RIVAL_NONE &&
+              yk_store_last_leftovers(kdc) == 1,
+              "swap to %u beside a lower value it did not read: %s, %zu "
+              "leftover(s) removed", (unsigned)ctr, err_name(ret),
+              yk_store_last_leftovers(kdc));
+    e2 = lookup_expect(kdc, a, 1, 0, "kdc");
+    t2 = e2 ? yk_entry_find_token(e2, PUB_A) : NULL;
+    if (rival && t2 != NULL) {
+        check(t2->state.counter == ctr && t2->nextra == 1,
+              "a fresh read shows both values of counter %u",
+              (unsigned)ctr);
+        ns = next_state(t2, ++ctr, 0x9a);
+        ret = yk_store_cas_state(kdc, e2, t2, &ns);
+        check(ret == 0, "swap from the fresh read to %u: %s",
+              (unsigned)ctr, err_name(ret));
+        yk_entry_free(e2);
+        e2 = lookup_expect(kdc, a, 1, 0, "kdc");
+        t2 = e2 ? yk_entry_find_token(e2, PUB_A) : NULL;
+    }
+    check(t2 != NULL && t2->state.counter == ctr && t2->nextra == 0,
+          "a fresh read shows counter %u alone", (unsigned)ctr);
+
+cleanup:
+    yk_entry_free(e);
+    yk_entry_free(e2);
+    yk_store_free(kdc);
+}
+
 /* Time one lookup; check its code; return the milliseconds. */
 static long
 timed_lookup(yk_store *st, const char *name, int fresh,
@@ -975,9 +1044,13 @@ main(int argc, char **argv)
         scenario_outage();
     else if (strcmp(what, "readonly") == 0)
         scenario_readonly();
+    else if (strcmp(what, "leftover") == 0)
+        scenario_beside(0);
+    else if (strcmp(what, "rival") == 0)
+        scenario_beside(1);
     else {
         fprintf(stderr, "usage: store_test add|cas|race [N]|extras|admin|"
-                "lookups|acl|sasl|config|outage|readonly\n");
+                "lookups|acl|sasl|config|outage|readonly|leftover|rival\n");
         return 2;
     }
     return failures == 0 ? 0 : 1;

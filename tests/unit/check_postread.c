@@ -17,6 +17,8 @@
 #define HIGHER "yk1 id=vvccccdefghi ctr=301 gen=2 nonce=12345678 used=1"
 #define LOWER "yk1 id=vvccccdefghi ctr=299 gen=99 nonce=12345678 used=1"
 #define OTHER_TOKEN "yk1 id=vvccccdefghj ctr=999 gen=1 nonce=12345678 used=1"
+#define LOWER2 "yk1 id=vvccccdefghi ctr=12 gen=3 nonce=00000001 used=1"
+#define OTHER_LOW "yk1 id=vvccccdefghj ctr=1 gen=1 nonce=00000001 used=1"
 
 /* A SearchResultEntry (BER, [APPLICATION 4] as slapd sends it) with
  * attribute attr holding the n values
@@ -146,6 +148,46 @@ START_TEST(test_malformed)
 }
 END_TEST
 
+/* The lower values of mine's token: exactly those, copied; none is
+ * NULL; a malformed entry is refused as by yk_postread_rival. */
+START_TEST(test_lower)
+{
+    const char *v[] = { LOWER, MINE, OTHER_LOW, HIGHER, "not a record",
+                        SAME_NONCE, LOWER2 };
+    const char *alone[] = { MINE, OTHER_LOW };
+    const char *nomine[] = { LOWER };
+    yk_state_rec mine;
+    size_t len;
+    char *e, **lower = (char **)1;
+
+    ck_assert_int_eq(yk_state_rec_parse(MINE, strlen(MINE), &mine), 0);
+    e = entry("yubikeyTokenState", v, 7, 1, &len);
+    ck_assert_int_eq(yk_postread_lower(e, len, MINE, &mine, &lower), 0);
+    ck_assert_ptr_nonnull(lower);
+    ck_assert_str_eq(lower[0], LOWER);
+    ck_assert_str_eq(lower[1], LOWER2);
+    ck_assert_ptr_null(lower[2]);
+    yk_postread_free(lower);
+    ck_assert_int_eq(yk_postread_lower(e, len - 1, MINE, &mine, &lower),
+                     YK_ERR_RECORD_FORMAT);
+    ck_assert_ptr_null(lower);
+    free(e);
+
+    e = entry("yubikeyTokenState", alone, 2, 0, &len);
+    lower = (char **)1;
+    ck_assert_int_eq(yk_postread_lower(e, len, MINE, &mine, &lower), 0);
+    ck_assert_ptr_null(lower);
+    free(e);
+
+    e = entry("yubikeyTokenState", nomine, 1, 0, &len);
+    ck_assert_int_eq(yk_postread_lower(e, len, MINE, &mine, &lower),
+                     YK_ERR_RECORD_FORMAT);
+    ck_assert_ptr_null(lower);
+    free(e);
+    yk_postread_free(NULL);
+}
+END_TEST
+
 static Suite *
 postread_suite(void)
 {
@@ -157,6 +199,7 @@ postread_suite(void)
     tcase_add_test(tc, test_mine_missing);
     tcase_add_test(tc, test_other_attribute);
     tcase_add_test(tc, test_malformed);
+    tcase_add_test(tc, test_lower);
     suite_add_tcase(s, tc);
     return s;
 }
