@@ -68,6 +68,7 @@
 #include <netdb.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -694,6 +695,49 @@ host_is_literal(const char *host)
         inet_pton(AF_INET6, host, buf) == 1;
 }
 
+/* One asynchronous name lookup. */
+typedef struct yk_lookup {
+    struct gaicb cb;
+    struct addrinfo hints;       /* read by the lookup's thread */
+    struct yk_lookup *next;      /* on the abandoned list */
+} yk_lookup;
+
+/* The lookups abandoned while glibc's thread still ran them, freed once
+ * it is done (the opening threads share the list). */
+static yk_lookup *abandoned;
+static pthread_mutex_t abandoned_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+abandon(yk_lookup *lk)
+{
+    pthread_mutex_lock(&abandoned_mu);
+    lk->next = abandoned;
+    abandoned = lk;
+    pthread_mutex_unlock(&abandoned_mu);
+}
+
+/* Free the abandoned lookups glibc has finished. */
+static void
+sweep_abandoned(void)
+{
+    yk_lookup **pp, *lk;
+
+    pthread_mutex_lock(&abandoned_mu);
+    for (pp = &abandoned; *pp != NULL;) {
+        lk = *pp;
+        if (gai_error(&lk->cb) == EAI_INPROGRESS) {
+            pp = &lk->next;
+            continue;
+        }
+        *pp = lk->next;
+        if (lk->cb.ar_result != NULL)
+            freeaddrinfo(lk->cb.ar_result);
+        free((char *)lk->cb.ar_name);
+        free(lk);
+    }
+    pthread_mutex_unlock(&abandoned_mu);
+}
+
 /* Before a connection is opened: resolve the host names of uri within
  * the operation's time (what is left of the budget), so that a resolver
  * that does not answer cannot stall a KDC worker: libldap's own lookup
@@ -703,8 +747,8 @@ host_is_literal(const char *host)
  * with a caching resolver; glibc alone keeps no cache).  IP literals and ldapi:// are
  * not looked up, nor anything while st->no_threads is set (the KDC's
  * start, before it forks: the asynchronous lookup runs in a thread).  A
- * lookup that does not finish is abandoned to its thread (its request is
- * leaked when it cannot be cancelled). */
+ * lookup that does not finish is abandoned to its thread: its request
+ * (glibc's until it is done) goes on a list the next lookup sweeps. */
 static krb5_error_code
 resolve_bounded(yk_store *st, yk_conn *c, const char *uri)
 {
@@ -713,10 +757,7 @@ resolve_bounded(yk_store *st, yk_conn *c, const char *uri)
     char one[YK_URI_MAX];
     const char *p = uri;
     size_t len;
-    struct lookup {
-        struct gaicb cb;
-        struct addrinfo hints;   /* read by the lookup's thread */
-    } *lk;
+    yk_lookup *lk;
     struct gaicb *req, *list[1];
     struct timeval tv;
     struct timespec ts;
@@ -726,6 +767,7 @@ resolve_bounded(yk_store *st, yk_conn *c, const char *uri)
 
     if (st->no_threads)
         return 0;
+    sweep_abandoned();
     /* The list as ldap_initialize reads it: separated by spaces or
      * commas.  A URI that does not parse is left to conn_open. */
     for (; *p != '\0' && ret == 0 && !bad; p += len) {
@@ -777,6 +819,7 @@ resolve_bounded(yk_store *st, yk_conn *c, const char *uri)
                 rc = gai_error(req);
             } else if (cancel != EAI_CANCELED) {
                 /* Still running in its thread: leave it the request. */
+                abandon(lk);
                 timed_out = 1;
                 snprintf(failed, sizeof(failed), "%s", u->lud_host);
                 bad = 1;
