@@ -169,9 +169,11 @@ visit_lower(const struct berval *v, void *arg)
         rec.counter >= a->mine->counter)
         return;
     grown = realloc(a->vals, (a->n + 2) * sizeof(*grown));
-    copy = grown != NULL ? strndup(v->bv_val, v->bv_len) : NULL;
-    if (grown != NULL)
+    if (grown != NULL) {
         a->vals = grown;
+        a->vals[a->n] = NULL;   /* terminated even if the copy fails */
+    }
+    copy = grown != NULL ? strndup(v->bv_val, v->bv_len) : NULL;
     if (copy == NULL) {
         a->nomem = 1;
         return;

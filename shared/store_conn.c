@@ -716,7 +716,10 @@ abandon(yk_lookup *lk)
     pthread_mutex_unlock(&abandoned_mu);
 }
 
-/* Free the abandoned lookups glibc has finished. */
+/* Free the abandoned lookups glibc has finished: only once it has
+ * dropped the request from its queue (gai_cancel: EAI_ALLDONE; its
+ * result is written before that, and a block freed earlier could come
+ * back as a new request glibc would confuse with the old one). */
 static void
 sweep_abandoned(void)
 {
@@ -725,7 +728,7 @@ sweep_abandoned(void)
     pthread_mutex_lock(&abandoned_mu);
     for (pp = &abandoned; *pp != NULL;) {
         lk = *pp;
-        if (gai_error(&lk->cb) == EAI_INPROGRESS) {
+        if (gai_cancel(&lk->cb) != EAI_ALLDONE) {
             pp = &lk->next;
             continue;
         }
