@@ -7,8 +7,8 @@
  * loop (libverto, cb->event_context) meanwhile.  The pipeline of one
  * attempt (verify.c) is written as plain sequential code that waits for
  * LDAP results; rather than cut it into callbacks, each attempt runs as a
- * coroutine with a stack of its own (ucontext: makecontext and
- * swapcontext, which also keeps each context's signal mask).  When the
+ * coroutine with a stack of its own (see "stacks and switches" for how a
+ * switch is made).  When the
  * store waits for a result (store_io.h), the coroutine is suspended and
  * the worker serves other requests; it is resumed from the loop when
  * slapd answers, the deadline passes, or the connection fails.
@@ -17,8 +17,9 @@
  * coroutine, a coroutine only ever switches back to the loop, and
  * between two switches nothing else runs.  What is in flight:
  *
- *   - a watch per LDAP handle that has waiters (verto io, read): it
- *     drains every complete result libldap can read without blocking
+ *   - a watch per LDAP handle that has had waiters (verto io, read;
+ *     kept between operations): it drains every complete result
+ *     libldap can read without blocking
  *     (ldap_result on LDAP_RES_ANY) and hands each to the waiter of its
  *     message id, so that many operations share one connection and may
  *     be answered in any order;
@@ -42,6 +43,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -86,7 +88,8 @@ enum yk_wait_kind { YK_W_NONE, YK_W_RESULT, YK_W_KEY, YK_W_FD };
 
 typedef struct yk_co yk_co;
 struct yk_co {
-    ucontext_t uc;
+    ucontext_t uc;               /* the swapcontext switch */
+    void *sp;                    /* the switch of our own: saved stack */
     void *map;                   /* guard page + stack */
     size_t map_len;
     unsigned vg_id;              /* valgrind's stack id */
@@ -123,7 +126,9 @@ struct yk_watch {
 
 static struct {
     verto_ctx *vctx;
+    int own_switch;              /* switch_to, not swapcontext */
     ucontext_t main_uc;
+    void *main_sp;
     yk_co *cur;                  /* running coroutine, NULL: the loop */
     yk_co *waiters;
     yk_co *rq_head, *rq_tail;
@@ -139,6 +144,125 @@ static struct {
 } A;
 
 /* ---- stacks and switches ------------------------------------------------ */
+
+/*
+ * A switch by swapcontext also saves and restores the signal mask: one
+ * rt_sigprocmask per switch, five per OTP login.  Once the loop catches
+ * SIGPIPE the store's guards are off (store_conn.c) and no code of an
+ * attempt changes the mask, so on x86-64 the switch is our own:
+ * switch_to saves what the ABI makes callee-saved (rbx, rbp, r12-r15, the
+ * MXCSR and the x87 control word) on the current stack, stores the stack
+ * pointer in *save and takes up the stack at to, no system call.  A new
+ * coroutine's stack is made to look as if it had switched away just
+ * before entering co_main.  Elsewhere (other machines, or a build with
+ * shadow stacks, whose returns must match calls), while the guards are
+ * on, and in a test build with YK_TEST_UCONTEXT=1 in the environment:
+ * swapcontext.
+ */
+#if defined(__x86_64__) && defined(__ELF__) && \
+    !(defined(__CET__) && (__CET__ & 2))
+/* (Not with shadow stacks, -fcf-protection=return or full: this switch
+ * returns where no call was made.) */
+#define YK_OWN_SWITCH 1
+void yk_async_switch_to(void **save, void *to)
+    __attribute__((visibility("hidden")));
+__asm__(
+    ".pushsection .text\n"
+    ".globl yk_async_switch_to\n"
+    ".hidden yk_async_switch_to\n"
+    ".type yk_async_switch_to, @function\n"
+    "yk_async_switch_to:\n"
+    "    pushq %rbp\n"
+    "    pushq %rbx\n"
+    "    pushq %r12\n"
+    "    pushq %r13\n"
+    "    pushq %r14\n"
+    "    pushq %r15\n"
+    "    subq $16, %rsp\n"
+    "    stmxcsr 8(%rsp)\n"
+    "    fnstcw (%rsp)\n"
+    "    movq %rsp, (%rdi)\n"
+    "    movq %rsi, %rsp\n"
+    "    ldmxcsr 8(%rsp)\n"
+    "    fldcw (%rsp)\n"
+    "    addq $16, %rsp\n"
+    "    popq %r15\n"
+    "    popq %r14\n"
+    "    popq %r13\n"
+    "    popq %r12\n"
+    "    popq %rbx\n"
+    "    popq %rbp\n"
+    "    ret\n"
+    ".size yk_async_switch_to, .-yk_async_switch_to\n"
+    ".popsection\n");
+
+static void co_main(void);
+
+/* co's first stack for switch_to: at the 16-aligned top, a zero return
+ * address for co_main (which never returns) and co_main as the address
+ * switch_to returns to (so that co_main starts as if called: the stack
+ * pointer 8 past a multiple of 16), and below it zero registers and the
+ * current MXCSR and x87 control word. */
+static void
+own_prepare(yk_co *co)
+{
+    uintptr_t top = ((uintptr_t)co->uc.uc_stack.ss_sp +
+                     co->uc.uc_stack.ss_size) & ~(uintptr_t)15;
+    uint64_t *f = (uint64_t *)(top - 80);
+    uint32_t mxcsr;
+    uint16_t fpucw;
+
+    __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+    __asm__ volatile("fnstcw %0" : "=m"(fpucw));
+    memset(f, 0, 80);
+    memcpy(&f[0], &fpucw, sizeof(fpucw));
+    memcpy(&f[1], &mxcsr, sizeof(mxcsr));
+    /* f[2..7]: r15, r14, r13, r12, rbx, rbp = 0 (the end of the frame
+     * chain for a debugger) */
+    f[8] = (uint64_t)(uintptr_t)co_main;
+    f[9] = 0;
+    co->sp = f;
+}
+#endif
+
+/* Switch from the loop to co, or (to_main) from co back to the loop. */
+static void
+co_switch(yk_co *co, int to_main)
+{
+#ifdef YK_OWN_SWITCH
+    if (A.own_switch) {
+        if (to_main)
+            yk_async_switch_to(&co->sp, A.main_sp);
+        else
+            yk_async_switch_to(&A.main_sp, co->sp);
+        return;
+    }
+#endif
+    if (to_main)
+        (void)swapcontext(&co->uc, &A.main_uc);
+    else
+        (void)swapcontext(&A.main_uc, &co->uc);
+}
+
+/* Which switch this process uses, decided before its first coroutine. */
+static void
+choose_switch(void)
+{
+#ifdef YK_OWN_SWITCH
+    A.own_switch = yk_store_sigpipe_caught();
+#ifdef YK_TEST_HOOKS
+    {
+        const char *s = getenv("YK_TEST_UCONTEXT");
+
+        if (s != NULL && strcmp(s, "1") == 0) {
+            A.own_switch = 0;
+            fprintf(stderr, "yubikey: test hook: coroutines switch by "
+                    "swapcontext\n");
+        }
+    }
+#endif
+#endif
+}
 
 /* A coroutine with a stack (reused when one is spare); NULL on ENOMEM. */
 static yk_co *
@@ -223,7 +347,7 @@ co_resume(yk_co *co)
     __sanitizer_start_switch_fiber(&fake, co->uc.uc_stack.ss_sp,
                                    co->uc.uc_stack.ss_size);
 #endif
-    (void)swapcontext(&A.main_uc, &co->uc);
+    co_switch(co, 0);
 #ifdef YK_ASAN_FIBERS
     __sanitizer_finish_switch_fiber(fake, NULL, NULL);
 #endif
@@ -273,7 +397,7 @@ co_yield(void)
     __sanitizer_start_switch_fiber(&co->fake_stack, A.main_bottom,
                                    A.main_size);
 #endif
-    (void)swapcontext(&co->uc, &A.main_uc);
+    co_switch(co, 1);
 #ifdef YK_ASAN_FIBERS
     __sanitizer_finish_switch_fiber(co->fake_stack, NULL, NULL);
 #endif
@@ -294,7 +418,7 @@ co_main(void)
 #ifdef YK_ASAN_FIBERS
     __sanitizer_start_switch_fiber(NULL, A.main_bottom, A.main_size);
 #endif
-    (void)swapcontext(&co->uc, &A.main_uc);
+    co_switch(co, 1);
     abort();   /* a finished coroutine is never resumed */
 }
 
@@ -306,6 +430,12 @@ co_prepare(yk_co *co)
     void *sp = co->uc.uc_stack.ss_sp;
     size_t size = co->uc.uc_stack.ss_size;
 
+#ifdef YK_OWN_SWITCH
+    if (A.own_switch) {
+        own_prepare(co);
+        return 0;
+    }
+#endif
     if (getcontext(&co->uc) != 0)
         return -1;
     co->uc.uc_stack.ss_sp = sp;
@@ -338,6 +468,7 @@ yk_async_run(verto_ctx *ctx, void (*fn)(void *), void (*fin)(void *),
         /* Attempts come from the loop, set up by now: it catches
          * SIGPIPE (net-server.c), so the store's guards can go. */
         (void)yk_store_sigpipe_check();
+        choose_switch();
     }
     A.vctx = ctx;
     co = co_alloc();
@@ -598,17 +729,23 @@ drain(LDAP *ld, yk_co *self)
     return ret;
 }
 
-/* ld's descriptor is readable: drain it.  The watch ends when nobody
- * waits on ld any more. */
+/* ld's descriptor is readable: drain it.  The watch stays for the next
+ * operation on ld (adding and removing it each time costs two epoll_ctl
+ * per operation); it ends when it fires while nobody waits on ld (data or
+ * EOF on an idle connection: left for the next use, which checks the
+ * connection, and a level-triggered watch kept would fire again at
+ * once), and when ld is forgotten or its descriptor changes. */
 static void
 watch_fire(verto_ctx *ctx, verto_ev *ev)
 {
     yk_watch *w = verto_get_private(ev);
     LDAP *ld = w->ld;
 
-    (void)drain(ld, NULL);
-    if (!has_waiters(ld))
+    if (!has_waiters(ld)) {
         watch_del(ld);   /* deferred by libverto: we are its callback */
+        return;
+    }
+    (void)drain(ld, NULL);
     if (A.rq_ev == NULL)
         rq_drain();
 }
@@ -693,8 +830,6 @@ io_result(LDAP *ld, int msgid, int64_t deadline_ms, LDAPMessage **res_out)
     }
     ldap_msgfree(co->res);
     co->res = NULL;
-    if (!has_waiters(ld))
-        watch_del(ld);
     return rc;
 }
 

@@ -257,6 +257,44 @@ ldap_error_drops(int rc)
     return rc < 0 || rc == LDAP_BUSY || rc == LDAP_UNAVAILABLE;
 }
 
+/* This process's id, which a connection records when it is opened: a
+ * handle inherited across a fork (krb5kdc -w forks its workers after
+ * loading the module) belongs to the parent's session.  The check runs on
+ * every use of a connection, and getpid is a system call: the id is
+ * cached, and forgotten in a fork's child (atfork handler).  When the
+ * handler cannot be registered, every call asks the kernel. */
+static pthread_once_t pid_once = PTHREAD_ONCE_INIT;
+static int pid_cacheable;
+static pid_t pid_cached;
+
+static void
+pid_forget(void)
+{
+    __atomic_store_n(&pid_cached, (pid_t)0, __ATOMIC_RELAXED);
+}
+
+static void
+pid_setup(void)
+{
+    pid_cacheable = pthread_atfork(NULL, NULL, pid_forget) == 0;
+}
+
+static pid_t
+self_pid(void)
+{
+    pid_t pid;
+
+    (void)pthread_once(&pid_once, pid_setup);
+    if (!pid_cacheable)
+        return getpid();
+    pid = __atomic_load_n(&pid_cached, __ATOMIC_RELAXED);
+    if (pid == 0) {
+        pid = getpid();
+        __atomic_store_n(&pid_cached, pid, __ATOMIC_RELAXED);
+    }
+    return pid;
+}
+
 /* Close c's connection (sending an unbind); a handle inherited from
  * another process is closed without writing to the parent's session. */
 void
@@ -271,7 +309,7 @@ yk_conn_drop(yk_conn *c)
     if (store_io != NULL && !yk_store_in_opener())
         store_io->forget(c->ld);
     yk_sigpipe_block(&g);
-    if (c->pid != getpid() &&
+    if (c->pid != self_pid() &&
         ldap_get_option(c->ld, LDAP_OPT_DESC, &fd) == LDAP_OPT_SUCCESS &&
         fd >= 0) {
         /* Point our copy of the socket at /dev/null: the unbind below
@@ -597,7 +635,7 @@ conn_tls_diagnose(yk_store *st, yk_conn *c, const char *uri)
     memcpy(saved, st->at.errbuf, sizeof(saved));
     ret = yk_op_timeout(st, &tv);
     if (ret == 0 && ldap_initialize(&d.ld, uri) == LDAP_SUCCESS) {
-        d.pid = getpid();
+        d.pid = self_pid();
         if (conn_set_options(&d, &tv) == 0 &&
             conn_tls_options(st, &d, LDAP_OPT_X_TLS_ALLOW) == 0 &&
             conn_tls_connect(st, &d, uri, &handshake) == 0) {
@@ -637,7 +675,7 @@ conn_open(yk_store *st, yk_conn *c, const char *uri)
         c->ld = NULL;
         return YK_ERR_CONFIG;
     }
-    c->pid = getpid();
+    c->pid = self_pid();
     if (conn_set_options(c, &tv)) {
         yk_store_set_error(st, "cannot set LDAP options");
         yk_conn_drop(c);
@@ -969,7 +1007,7 @@ yk_conn_get(yk_store *st, int write, yk_conn **c_out)
         if (ret)
             return ret;
     }
-    if (c->ld != NULL && (c->pid != getpid() || !yk_conn_alive(c)))
+    if (c->ld != NULL && (c->pid != self_pid() || !yk_conn_alive(c)))
         yk_conn_drop(c);
     /* Back to the write server once the failover had its time. */
     if (write && c->ld != NULL && st->wr_failover &&
