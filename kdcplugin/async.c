@@ -77,6 +77,7 @@ void __sanitizer_start_switch_fiber(void **fake_stack_save,
 void __sanitizer_finish_switch_fiber(void *fake_stack_save,
                                      const void **bottom_old,
                                      size_t *size_old);
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #endif
 
 #define YK_CO_STACK (256 * 1024)  /* one attempt's stack (with TLS, SASL,
@@ -154,15 +155,14 @@ static struct {
  * MXCSR and the x87 control word) on the current stack, stores the stack
  * pointer in *save and takes up the stack at to, no system call.  A new
  * coroutine's stack is made to look as if it had switched away just
- * before entering co_main.  Elsewhere (other machines, or a build with
- * shadow stacks, whose returns must match calls), while the guards are
- * on, and in a test build with YK_TEST_UCONTEXT=1 in the environment:
- * swapcontext.
+ * before entering co_main.  Elsewhere (other machines, or a process
+ * running with shadow stacks, whose returns must match calls: rdsspq
+ * reads a nonzero shadow stack pointer, and is a no-op without CET),
+ * while the guards are on, and in a test build with YK_TEST_UCONTEXT=1
+ * in the environment: swapcontext.  The choice is made once per process,
+ * before its first coroutine, and never changes.
  */
-#if defined(__x86_64__) && defined(__ELF__) && \
-    !(defined(__CET__) && (__CET__ & 2))
-/* (Not with shadow stacks, -fcf-protection=return or full: this switch
- * returns where no call was made.) */
+#if defined(__x86_64__) && defined(__ELF__)
 #define YK_OWN_SWITCH 1
 void yk_async_switch_to(void **save, void *to)
     __attribute__((visibility("hidden")));
@@ -212,6 +212,12 @@ own_prepare(yk_co *co)
     uint32_t mxcsr;
     uint16_t fpucw;
 
+#ifdef YK_ASAN_FIBERS
+    /* A reused stack may keep the poisoning of its last frames (ASan's
+     * swapcontext interceptor clears it; this switch is not seen). */
+    __asan_unpoison_memory_region(co->uc.uc_stack.ss_sp,
+                                  co->uc.uc_stack.ss_size);
+#endif
     __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
     __asm__ volatile("fnstcw %0" : "=m"(fpucw));
     memset(f, 0, 80);
@@ -244,12 +250,25 @@ co_switch(yk_co *co, int to_main)
         (void)swapcontext(&A.main_uc, &co->uc);
 }
 
-/* Which switch this process uses, decided before its first coroutine. */
+/* Which switch this process uses, decided before its first coroutine
+ * and kept (yk_async_fini clears A, not this). */
+static int switch_chosen, switch_own;
+
 static void
 choose_switch(void)
 {
+    if (switch_chosen) {
+        A.own_switch = switch_own;
+        return;
+    }
+    switch_chosen = 1;
 #ifdef YK_OWN_SWITCH
-    A.own_switch = yk_store_sigpipe_caught();
+    {
+        uint64_t ssp = 0;
+
+        __asm__ volatile("rdsspq %0" : "+r"(ssp));
+        A.own_switch = ssp == 0 && yk_store_sigpipe_caught();
+    }
 #ifdef YK_TEST_HOOKS
     {
         const char *s = getenv("YK_TEST_UCONTEXT");
@@ -262,6 +281,7 @@ choose_switch(void)
     }
 #endif
 #endif
+    switch_own = A.own_switch;
 }
 
 /* A coroutine with a stack (reused when one is spare); NULL on ENOMEM. */
@@ -745,7 +765,10 @@ watch_fire(verto_ctx *ctx, verto_ev *ev)
         watch_del(ld);   /* deferred by libverto: we are its callback */
         return;
     }
-    (void)drain(ld, NULL);
+    /* A failed connection: libldap may have closed the descriptor, whose
+     * number the next socket can take; the watch goes with it. */
+    if (drain(ld, NULL) < 0)
+        watch_del(ld);
     if (A.rq_ev == NULL)
         rq_drain();
 }
@@ -817,6 +840,8 @@ io_result(LDAP *ld, int msgid, int64_t deadline_ms, LDAPMessage **res_out)
         return 1;
     }
     if (rc < 0 || watch_add(ld) != 0) {
+        if (rc < 0)
+            watch_del(ld);   /* as in watch_fire */
         co->ld = NULL;
         return -1;
     }

@@ -126,9 +126,12 @@ cleanup:
 static void
 yk_fini(krb5_context context, krb5_kdcpreauth_moddata moddata)
 {
+    /* The loop's events may be freed already (krb5 before 1.19.4 and
+     * 1.20.1 frees the loop before the modules): the store closes its
+     * connections without touching their watches. */
+    yk_store_set_io(NULL);
     moddata_free(context, (yk_moddata *)moddata);
     yk_async_fini();
-    yk_store_set_io(NULL);
 }
 
 /* flags: offered to +requires_hwauth principals; replaces the reply key
