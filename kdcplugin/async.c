@@ -127,7 +127,6 @@ struct yk_watch {
 
 static struct {
     verto_ctx *vctx;
-    int own_switch;              /* switch_to, not swapcontext */
     ucontext_t main_uc;
     void *main_sp;
     yk_co *cur;                  /* running coroutine, NULL: the loop */
@@ -231,12 +230,17 @@ own_prepare(yk_co *co)
 }
 #endif
 
+/* Which switch this process uses (1: switch_to, 0: swapcontext),
+ * decided before its first coroutine and kept (yk_async_fini clears A,
+ * not this): -1 until then. */
+static int own_switch = -1;
+
 /* Switch from the loop to co, or (to_main) from co back to the loop. */
 static void
 co_switch(yk_co *co, int to_main)
 {
 #ifdef YK_OWN_SWITCH
-    if (A.own_switch) {
+    if (own_switch == 1) {
         if (to_main)
             yk_async_switch_to(&co->sp, A.main_sp);
         else
@@ -250,38 +254,31 @@ co_switch(yk_co *co, int to_main)
         (void)swapcontext(&A.main_uc, &co->uc);
 }
 
-/* Which switch this process uses, decided before its first coroutine
- * and kept (yk_async_fini clears A, not this). */
-static int switch_chosen, switch_own;
-
 static void
 choose_switch(void)
 {
-    if (switch_chosen) {
-        A.own_switch = switch_own;
+    if (own_switch >= 0)
         return;
-    }
-    switch_chosen = 1;
+    own_switch = 0;
 #ifdef YK_OWN_SWITCH
     {
         uint64_t ssp = 0;
 
         __asm__ volatile("rdsspq %0" : "+r"(ssp));
-        A.own_switch = ssp == 0 && yk_store_sigpipe_caught();
+        own_switch = ssp == 0 && yk_store_sigpipe_caught();
     }
 #ifdef YK_TEST_HOOKS
     {
         const char *s = getenv("YK_TEST_UCONTEXT");
 
         if (s != NULL && strcmp(s, "1") == 0) {
-            A.own_switch = 0;
+            own_switch = 0;
             fprintf(stderr, "yubikey: test hook: coroutines switch by "
                     "swapcontext\n");
         }
     }
 #endif
 #endif
-    switch_own = A.own_switch;
 }
 
 /* A coroutine with a stack (reused when one is spare); NULL on ENOMEM. */
@@ -451,7 +448,7 @@ co_prepare(yk_co *co)
     size_t size = co->uc.uc_stack.ss_size;
 
 #ifdef YK_OWN_SWITCH
-    if (A.own_switch) {
+    if (own_switch == 1) {
         own_prepare(co);
         return 0;
     }

@@ -349,6 +349,27 @@ yk_realm_enroll() {
           yk_fail "ykadmin enroll $1 failed"; }
 }
 
+# yk_realm_load_principals N PREFIX: N principals PREFIX001.. with a
+# random password, an emulated token each and policy otp (both modes),
+# listed in $YK_TMP/principals (mode 600) as bench/ykbench reads them:
+# "NAME@REALM PASSWORD TOKEN-FILE" (bench/run, tools/soak,
+# tools/syscount).
+yk_realm_load_principals() {
+    local i name pw
+    : > "$YK_TMP/principals"
+    chmod 600 "$YK_TMP/principals"
+    for i in $(seq "$1"); do
+        name=$(printf '%s%03d' "$2" "$i")
+        pw="pw-$i-$RANDOM$RANDOM"
+        yk_realm_addprinc "$name" "$pw"
+        yk_realm_enroll "$name" "$YK_TMP/$name.tok"
+        yk_ykadmin policy "$name@$YK_REALM" otp \
+            >> "$YK_KRB5_DIR/ykadmin.log" 2>&1 ||
+            yk_fail "ykadmin policy $name otp failed"
+        echo "$name@$YK_REALM $pw $YK_TMP/$name.tok" >> "$YK_TMP/principals"
+    done
+}
+
 # The next OTP of the emulated token in FILE.
 yk_otp() {
     "$YK_YKEMU_BIN" "$1" || yk_fail "ykemu $1 failed"
