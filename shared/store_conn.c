@@ -322,11 +322,15 @@ yk_conn_drop(yk_conn *c)
     }
     ldap_unbind_ext_s(c->ld, NULL, NULL);
     c->ld = NULL;
+    c->session = 0;
     yk_sigpipe_restore(&g);
 }
 
 /* Whether an idle connection's peer has closed it (EOF or error on the
- * socket).  Never sends anything; a connection not yet made is alive. */
+ * socket).  Never sends anything.  An anonymous handle whose first
+ * operation has not connected yet is alive; a bound or TLS one without a
+ * socket is not: libldap closed it, and would reopen it on the next
+ * operation without the bind, and in plain where StartTLS was used. */
 static int
 yk_conn_alive(yk_conn *c)
 {
@@ -337,7 +341,7 @@ yk_conn_alive(yk_conn *c)
 
     if (ldap_get_option(c->ld, LDAP_OPT_DESC, &fd) != LDAP_OPT_SUCCESS ||
         fd < 0)
-        return 1;
+        return !c->session;
     p.fd = fd;
     p.events = POLLIN;
     p.revents = 0;
@@ -627,7 +631,7 @@ static krb5_error_code
 conn_tls_diagnose(yk_store *st, yk_conn *c, const char *uri)
 {
     krb5_error_code ret;
-    yk_conn d = { NULL, 0, c->is_write, 0 };
+    yk_conn d = { NULL, 0, c->is_write, 0, 0 };
     char saved[YK_ERRBUF_LEN], ca[YK_ERRBUF_LEN / 2];
     struct timeval tv;
     int handshake = 0;
@@ -696,6 +700,7 @@ conn_open(yk_store *st, yk_conn *c, const char *uri)
             yk_conn_drop(c);
             return ret;
         }
+        c->session = 1;
     }
 
     if (cfg->sasl_mech != NULL) {
@@ -720,6 +725,7 @@ conn_open(yk_store *st, yk_conn *c, const char *uri)
         st->at.bind_refused = ret == YK_ERR_STORE_ACCESS;
         return ret;
     }
+    c->session = 1;
     return 0;
 }
 

@@ -30,6 +30,8 @@ typedef struct {
     int is_write;
     int opening;                 /* an attempt is opening it (others
                                   * wait: store_io.h) */
+    int session;                 /* bound or TLS started: its socket is
+                                  * ours, and gone means closed */
 } yk_conn;
 
 /* Where principals are searched: a base and a scope. */

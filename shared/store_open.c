@@ -143,6 +143,7 @@ opener_take(yk_store *st, yk_conn *c, yk_opener *op)
 
     c->ld = oc->ld;
     c->pid = oc->pid;
+    c->session = oc->session;
     oc->ld = NULL;
     memcpy(st->at.errbuf, op->st.at.errbuf, sizeof(st->at.errbuf));
     st->at.bind_refused = op->st.at.bind_refused;

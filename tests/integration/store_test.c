@@ -29,6 +29,7 @@
 #include "errors.h"
 #include "postread.h"
 #include "store.h"
+#include "store_int.h"      /* the read handle, for lose_socket */
 
 #define PUB_A "cccccccccccb"
 #define PUB_B "cccccccccccd"
@@ -941,6 +942,42 @@ timed_swap(yk_store *st, const yk_entry *e, krb5_error_code want,
     return dt;
 }
 
+/* With slapd stopped, have libldap itself notice the closed connection
+ * of st's read handle and close its socket, behind the store's back (an
+ * operation sent on the handle directly): what a result read for another
+ * attempt can do.  Whether the handle has no socket left. */
+static int
+lose_socket(yk_store *st)
+{
+    struct sigaction ign, old;
+    struct timeval tv = { 5, 0 };
+    LDAPMessage *res = NULL;
+    ber_socket_t fd = -1;
+    int msgid, i;
+
+    memset(&ign, 0, sizeof(ign));
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, &old);
+    /* The first request may still be written before the reset. */
+    for (i = 0; i < 3; i++) {
+        if (ldap_search_ext(st->rd.ld, "", LDAP_SCOPE_BASE, "(objectClass=*)",
+                            NULL, 0, NULL, NULL, &tv, 1, &msgid) !=
+            LDAP_SUCCESS)
+            continue;
+        if (ldap_result(st->rd.ld, msgid, LDAP_MSG_ALL, &tv, &res) > 0)
+            ldap_msgfree(res);
+        else    /* the request's reference goes: the dead one is freed */
+            ldap_abandon_ext(st->rd.ld, msgid, NULL, NULL);
+        res = NULL;
+        fd = -1;
+        if (ldap_get_option(st->rd.ld, LDAP_OPT_DESC, &fd) !=
+            LDAP_OPT_SUCCESS || fd < 0)
+            break;
+    }
+    sigaction(SIGPIPE, &old, NULL);
+    return fd < 0;
+}
+
 /* A stopped slapd: UNAVAILABLE at once, then the same store works again
  * after a restart; a frozen slapd: TIMEOUT within twice the timeout. */
 static void
@@ -975,6 +1012,20 @@ scenario_outage(void)
     timed_swap(kdc, e, 0, "slapd restarted, same store");
     yk_entry_free(e);
     e = lookup_expect(kdc, a, 1, 0, "kdc");
+
+    /* A handle libldap closed by itself is dropped and bound again: used
+     * as it is, libldap would reconnect it without the bind (anonymous,
+     * which sees no token). */
+    pause_for("stop");
+    check(lose_socket(kdc), "slapd stopped: libldap closed the store's "
+          "read socket on its own");
+    pause_for("start");
+    after = lookup_expect(kdc, a, 0, 0, "kdc after libldap closed it");
+    check(after != NULL && yk_entry_find_token(after, PUB_A) != NULL,
+          "slapd restarted: the handle libldap closed is bound again (the "
+          "token is seen: not an anonymous reconnection)");
+    yk_entry_free(after);
+    after = NULL;
 
     pause_for("freeze");
     dt = timed_lookup(kdc, a, 0, YK_ERR_STORE_TIMEOUT,
