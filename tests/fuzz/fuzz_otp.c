@@ -12,6 +12,7 @@
 
 #include "errors.h"
 #include "otp.h"
+#include "secmem.h"
 
 #define FUZZ_DECODE_MAX 40      /* output bytes offered to the decoders */
 
@@ -29,6 +30,11 @@
 static const unsigned char fuzz_key[YK_AES_KEY_LEN] = {
     0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
     0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f
+};
+
+/* The private id of the seeds' key (yubico-tv-1). */
+static const unsigned char fuzz_privid[YK_PRIVID_LEN] = {
+    0x01, 0x02, 0x03, 0x04, 0x05, 0x06
 };
 
 /* Our own idea of the alphabets, independent of otp.c. */
@@ -76,8 +82,8 @@ ref_crc16(const unsigned char *p, size_t n)
  * libgcrypt: success must mean the CRC residual holds, the fields must be
  * the block's little-endian bytes, and re-encryption must give the token
  * back; failure must mean the residual does not hold. */
-static void
-check_decrypt(const yk_otp *otp)
+static int
+check_decrypt(const yk_otp *otp, yk_token_fields *out)
 {
     gcry_cipher_hd_t hd = NULL;
     unsigned char plain[YK_TOKEN_LEN], again[YK_TOKEN_LEN];
@@ -98,7 +104,7 @@ check_decrypt(const yk_otp *otp)
     if (ret != 0) {
         CHECK(ret == YK_ERR_OTP_CRC);
         CHECK(!residual_ok);
-        return;
+        return 0;
     }
     CHECK(residual_ok);
     CHECK(memcmp(f.private_id, plain, YK_PRIVID_LEN) == 0);
@@ -112,6 +118,100 @@ check_decrypt(const yk_otp *otp)
           (((uint32_t)(f.usage & 0x7fff) << 8) | f.session));
     CHECK(yk_token_encrypt(&f, fuzz_key, again) == 0);
     CHECK(memcmp(again, otp->token, YK_TOKEN_LEN) == 0);
+    *out = f;
+    return 1;
+}
+
+/* yk_otp_verify on s with the fixed key and privid: its verdict must be
+ * the chain's (parse, decrypt, private id: parse_ret and the decrypted
+ * fields, or NULL when decryption failed), and its outputs are set on
+ * success only. */
+static void
+check_verify(const char *s, size_t len, const unsigned char *privid,
+             krb5_error_code parse_ret, const yk_token_fields *want)
+{
+    yk_otp otp, untouched_otp;
+    yk_token_fields f, untouched_f;
+    krb5_error_code ret;
+
+    memset(&otp, 0xee, sizeof(otp));
+    memset(&f, 0xee, sizeof(f));
+    untouched_otp = otp;
+    untouched_f = f;
+    ret = yk_otp_verify(s, len, fuzz_key, privid, &otp, &f);
+    if (parse_ret != 0) {
+        CHECK(ret == parse_ret);
+    } else if (want == NULL) {
+        CHECK(ret == YK_ERR_OTP_CRC);
+    } else if (memcmp(want->private_id, privid, YK_PRIVID_LEN) != 0) {
+        CHECK(ret == YK_ERR_OTP_PRIVID);
+    } else {
+        CHECK(ret == 0);
+        CHECK(memcmp(f.private_id, want->private_id, YK_PRIVID_LEN) == 0 &&
+              f.usage == want->usage && f.timestamp == want->timestamp &&
+              f.session == want->session && f.random == want->random &&
+              f.crc == want->crc);
+        CHECK(otp.pubid_len <= YK_PUBID_MAX);
+        return;
+    }
+    CHECK(memcmp(&otp, &untouched_otp, sizeof(otp)) == 0);
+    CHECK(memcmp(&f, &untouched_f, sizeof(f)) == 0);
+}
+
+/* An OTP made from the input, as a YubiKey would: public id length and
+ * bytes, then the 14 bytes of fields (the CRC is computed); verified with
+ * its own private id (accepted, same fields), with one byte of it changed
+ * (refused: private id) and with one token character changed (refused by
+ * the CRC unless the residual happens to hold). */
+static void
+check_built(const uint8_t *data, size_t size)
+{
+    yk_token_fields f, got;
+    unsigned char token[YK_TOKEN_LEN], pub[YK_PUBID_MAX], other[YK_PRIVID_LEN];
+    char s[YK_OTP_MAX_LEN + 1];
+    yk_otp otp;
+    size_t publen, len, pos;
+    krb5_error_code ret;
+
+    if (size < 1 + 14 + 2)
+        return;
+    publen = data[0] % (YK_PUBID_MAX + 1);
+    memset(&f, 0, sizeof(f));
+    memcpy(f.private_id, data + 1, YK_PRIVID_LEN);
+    f.usage = (uint16_t)(data[7] | (data[8] << 8));
+    f.timestamp = (uint32_t)(data[9] | (data[10] << 8) | (data[11] << 16));
+    f.session = data[12];
+    f.random = (uint16_t)(data[13] | (data[14] << 8));
+    memset(pub, 0, sizeof(pub));
+    memcpy(pub, data + 17, size - 17 < publen ? size - 17 : publen);
+    CHECK(yk_token_encrypt(&f, fuzz_key, token) == 0);
+    yk_modhex_encode(pub, publen, s);
+    yk_modhex_encode(token, YK_TOKEN_LEN, s + 2 * publen);
+    len = 2 * publen + YK_TOKEN_MODHEX_LEN;
+
+    /* The fields as decryption gives them back (the CRC filled in). */
+    memset(&otp, 0, sizeof(otp));
+    memcpy(otp.token, token, YK_TOKEN_LEN);
+    CHECK(yk_otp_decrypt(&otp, fuzz_key, &got) == 0);
+    CHECK(memcmp(got.private_id, f.private_id, YK_PRIVID_LEN) == 0 &&
+          got.usage == f.usage && got.timestamp == f.timestamp &&
+          got.session == f.session && got.random == f.random);
+    CHECK(yk_otp_check_privid(&got, f.private_id) == 0);
+    check_verify(s, len, f.private_id, 0, &got);
+
+    memcpy(other, f.private_id, YK_PRIVID_LEN);
+    other[data[15] % YK_PRIVID_LEN] ^= (unsigned char)(data[16] | 1);
+    CHECK(yk_otp_check_privid(&got, other) == YK_ERR_OTP_PRIVID);
+    check_verify(s, len, other, 0, &got);
+
+    /* One token character changed to the next letter of the alphabet. */
+    pos = 2 * publen + data[16] % YK_TOKEN_MODHEX_LEN;
+    s[pos] = "cbdefghijklnrtuv"[(strchr("cbdefghijklnrtuv", s[pos]) -
+                                 "cbdefghijklnrtuv" + 1) % 16];
+    ret = yk_otp_verify(s, len, fuzz_key, f.private_id, NULL, NULL);
+    CHECK(ret == 0 || ret == YK_ERR_OTP_CRC || ret == YK_ERR_OTP_PRIVID);
+    yk_zap(&f, sizeof(f));
+    yk_zap(&got, sizeof(got));
 }
 
 /* yk_otp_parse: the verdict must follow from length, parity and alphabet
@@ -120,24 +220,26 @@ static void
 check_parse(const uint8_t *data, size_t size, int all_modhex)
 {
     yk_otp otp;
+    yk_token_fields f;
     char enc[YK_OTP_MAX_LEN + 1], low[YK_OTP_MAX_LEN + 1];
     krb5_error_code ret;
     size_t publen;
+    int decrypted;
 
     ret = yk_otp_parse((const char *)data, size, &otp);
     if (size < YK_OTP_MIN_LEN || size > YK_OTP_MAX_LEN) {
         CHECK(ret == YK_ERR_OTP_LENGTH);
-        return;
-    }
-    if (size % 2 != 0) {
+    } else if (size % 2 != 0) {
         CHECK(ret == YK_ERR_OTP_ODD);
-        return;
-    }
-    if (!all_modhex) {
+    } else if (!all_modhex) {
         CHECK(ret == YK_ERR_MODHEX);
+    } else {
+        CHECK(ret == 0);
+    }
+    if (ret != 0) {
+        check_verify((const char *)data, size, fuzz_privid, ret, NULL);
         return;
     }
-    CHECK(ret == 0);
 
     publen = size - YK_TOKEN_MODHEX_LEN;
     CHECK(otp.pubid_len == publen / 2);
@@ -148,7 +250,12 @@ check_parse(const uint8_t *data, size_t size, int all_modhex)
     CHECK(strlen(otp.pubid_modhex) == publen);
     CHECK(memcmp(otp.pubid_modhex, low, publen) == 0);
 
-    check_decrypt(&otp);
+    decrypted = check_decrypt(&otp, &f);
+    check_verify((const char *)data, size, fuzz_privid, 0,
+                 decrypted ? &f : NULL);
+    if (decrypted)
+        check_verify((const char *)data, size, f.private_id, 0, &f);
+    yk_zap(&f, sizeof(f));
 }
 
 /* yk_modhex_decode and yk_hex_decode on the whole input: verdicts follow
@@ -197,6 +304,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     yk_otp raw;
+    yk_token_fields f;
     int all_modhex = 1, all_hex = 1;
     size_t i;
 
@@ -212,7 +320,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size >= YK_TOKEN_LEN) {
         memset(&raw, 0, sizeof(raw));
         memcpy(raw.token, data, YK_TOKEN_LEN);
-        check_decrypt(&raw);
+        if (check_decrypt(&raw, &f))
+            yk_zap(&f, sizeof(f));
     }
+    check_built(data, size);
     return 0;
 }
