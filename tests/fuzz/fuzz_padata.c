@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_padata.c: libFuzzer target for the padata decoders. */
+/* fuzz_padata.c: libFuzzer target for the padata decoders, and mode 1's
+ * sealing and opening under fixed keys. */
 #include <config.h>
 
 #include <stdint.h>
@@ -71,6 +72,80 @@ fuzz_hint(const krb5_data *in, const uint8_t *data, size_t size)
     yk_data_free(&out);
 }
 
+/* A krb5 context and two fixed aes256-cts keys: the one sealing and
+ * another (a wrong password's). */
+static krb5_context fuzz_ctx;
+static unsigned char key_bytes[2][32];
+static krb5_keyblock fuzz_keys[2];
+
+static void
+fuzz_keys_init(void)
+{
+    int k, i;
+
+    if (fuzz_ctx != NULL)
+        return;
+    setenv("KRB5_CONFIG", "/dev/null", 1);
+    if (krb5_init_context(&fuzz_ctx) != 0)
+        abort();
+    for (k = 0; k < 2; k++) {
+        for (i = 0; i < 32; i++)
+            key_bytes[k][i] = (unsigned char)(i * 7 + k * 101 + 1);
+        fuzz_keys[k].magic = KV5M_KEYBLOCK;
+        fuzz_keys[k].enctype = ENCTYPE_AES256_CTS_HMAC_SHA1_96;
+        fuzz_keys[k].length = 32;
+        fuzz_keys[k].contents = key_bytes[k];
+    }
+}
+
+/* Mode 1 sealing of a decoded plaintext: opened with the same key it is
+ * the same plaintext; with the other key, or under another enctype, it is
+ * refused. */
+static void
+fuzz_seal_open(const yk_bound *b)
+{
+    yk_request req;
+    yk_bound got;
+    krb5_error_code ret;
+
+    memset(&req, 0, sizeof(req));
+    if (yk_padata_seal(fuzz_ctx, &fuzz_keys[0], b, &req) != 0 ||
+        req.mode != YK_MODE_2FA || req.enctype != fuzz_keys[0].enctype)
+        abort();
+    memset(&got, 0xee, sizeof(got));
+    if (yk_padata_open(fuzz_ctx, &fuzz_keys[0], &req, &got) != 0 ||
+        got.sec != b->sec || got.usec != b->usec || got.nonce != b->nonce ||
+        got.otp_len != b->otp_len ||
+        memcmp(got.otp, b->otp, b->otp_len + 1) != 0)
+        abort();
+    ret = yk_padata_open(fuzz_ctx, &fuzz_keys[1], &req, &got);
+    if (ret != KRB5KRB_AP_ERR_BAD_INTEGRITY)
+        abort();
+    req.enctype = ENCTYPE_AES128_CTS_HMAC_SHA1_96;
+    if (yk_padata_open(fuzz_ctx, &fuzz_keys[0], &req, &got) !=
+        KRB5_BAD_ENCTYPE)
+        abort();
+    yk_request_clear(&req, 1);
+}
+
+/* Mode 1 opening of a request's ciphertext from the input: no input can
+ * forge the integrity check of the key it never saw. */
+static void
+fuzz_open(const yk_request *req)
+{
+    yk_bound b;
+    krb5_error_code ret;
+
+    memset(&b, 0xee, sizeof(b));
+    ret = yk_padata_open(fuzz_ctx, &fuzz_keys[0], req, &b);
+    if (req->enctype != fuzz_keys[0].enctype) {
+        if (ret != KRB5_BAD_ENCTYPE)
+            abort();
+    } else if (ret != KRB5KRB_AP_ERR_BAD_INTEGRITY) {
+        abort();
+    }
+}
+
 /* The request: a success lies within the input and re-encodes to it. */
 static void
 fuzz_request(const krb5_data *in, const uint8_t *data, size_t size)
@@ -102,6 +177,8 @@ fuzz_request(const krb5_data *in, const uint8_t *data, size_t size)
         abort();
     expect_same(&out, data, size);
     yk_data_free(&out);
+    if (req.mode == YK_MODE_2FA)
+        fuzz_open(&req);
     yk_request_clear(&req, 0);
 }
 
@@ -125,9 +202,11 @@ fuzz_bound(const krb5_data *in, const uint8_t *data, size_t size)
         abort();
     expect_same(&out, data, size);
     yk_data_free(&out);
+    fuzz_seal_open(&b);
 }
 
-/* Feed the same bytes to all three decoders. */
+/* Feed the same bytes to all three decoders (and the sealing and opening
+ * of mode 1 to what they decode). */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -138,6 +217,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in.magic = KV5M_DATA;
     in.length = (unsigned int)size;
     in.data = (char *)data;
+    fuzz_keys_init();
     fuzz_hint(&in, data, size);
     fuzz_request(&in, data, size);
     fuzz_bound(&in, data, size);
