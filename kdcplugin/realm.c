@@ -305,7 +305,6 @@ yk_realm_new(profile_t profile, const char *realm, yk_realm **realm_out)
 {
     krb5_error_code ret;
     yk_realm *r = NULL;
-    char *pw;
 
     r = calloc(1, sizeof(*r));
     if (r == NULL)
@@ -361,12 +360,8 @@ yk_realm_new(profile_t profile, const char *realm, yk_realm **realm_out)
         goto cleanup;
     }
     /* The store holds its own copy of the bind password. */
-    pw = r->cfg.store.password;
-    if (pw != NULL) {
-        yk_zap(pw, strlen(pw));
-        free(pw);
-        r->cfg.store.password = NULL;
-    }
+    yk_secret_free(r->cfg.store.password);
+    r->cfg.store.password = NULL;
     /* Made before the fork, so that every worker maps the same table. */
     shared_new(r);
     r->active = 1;

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* secmem.c: wiping secrets and comparing them in constant time. */
+/* secmem.c: wiping secrets, comparing them in constant time, keeping
+ * long-lived ones in locked memory. */
 #include <config.h>
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "secmem.h"
 
@@ -46,13 +50,64 @@ yk_memeq(const void *a, const void *b, size_t n)
     return (int)(((diff - 1U) >> 8) & 1U);
 }
 
-/* Wipe the NUL-terminated string s (up to its terminator) and free it.
- * NULL is accepted and ignored. */
-void
-yk_free_string_zap(char *s)
+/* What precedes a secret string in its mapping. */
+typedef struct {
+    size_t size;        /* of the whole mapping */
+    int locked;         /* mlock succeeded */
+} yk_secret_head;
+
+#define YK_SECRET_OFFSET                                                \
+    ((sizeof(yk_secret_head) + sizeof(max_align_t) - 1) /               \
+     sizeof(max_align_t) * sizeof(max_align_t))
+
+/* See secmem.h.  A mapping of its own, so that the lock and the dump flag
+ * cover these pages only (a page shared with other data would be locked
+ * or hidden with it).  A failing mlock is not an error: the copy is still
+ * wiped when freed. */
+char *
+yk_secret_strndup(const char *s, size_t n)
 {
+    yk_secret_head *h;
+    long page = sysconf(_SC_PAGESIZE);
+    size_t size;
+    void *p;
+
+    if (page <= 0)
+        page = 4096;
+    if (s == NULL || n > SIZE_MAX - YK_SECRET_OFFSET - (size_t)page)
+        return NULL;
+    size = (YK_SECRET_OFFSET + n + 1 + (size_t)page - 1) / (size_t)page *
+        (size_t)page;
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+             -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    h = p;
+    h->size = size;
+    h->locked = mlock(p, size) == 0;
+#ifdef MADV_DONTDUMP
+    (void)madvise(p, size, MADV_DONTDUMP);
+#endif
+    memcpy((char *)p + YK_SECRET_OFFSET, s, n);
+    ((char *)p)[YK_SECRET_OFFSET + n] = '\0';    /* mmap zero-fills */
+    return (char *)p + YK_SECRET_OFFSET;
+}
+
+/* See secmem.h. */
+void
+yk_secret_free(char *s)
+{
+    yk_secret_head *h;
+    size_t size;
+    int locked;
+
     if (s == NULL)
         return;
-    yk_zap(s, strlen(s));
-    free(s);
+    h = (yk_secret_head *)(void *)(s - YK_SECRET_OFFSET);
+    size = h->size;
+    locked = h->locked;
+    yk_zap(h, size);
+    if (locked)
+        (void)munlock(h, size);
+    (void)munmap(h, size);
 }

@@ -13,7 +13,13 @@ void yk_zap(void *p, size_t n);
  * 0 otherwise. */
 int yk_memeq(const void *a, const void *b, size_t n);
 
-/* Wipe a NUL-terminated string in place and free it; NULL is accepted. */
-void yk_free_string_zap(char *s);
+/* A long-lived secret string (the LDAP bind password): a NUL-terminated
+ * copy of the n bytes at s in pages of its own, locked in memory when
+ * RLIMIT_MEMLOCK allows (never swapped) and left out of core dumps.  NULL
+ * on ENOMEM.  Free with yk_secret_free only. */
+char *yk_secret_strndup(const char *s, size_t n);
+
+/* Wipe, unlock and unmap a string of yk_secret_strndup; NULL accepted. */
+void yk_secret_free(char *s);
 
 #endif /* YK_SECMEM_H */

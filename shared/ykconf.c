@@ -173,7 +173,8 @@ hexval(char c)
     return -1;
 }
 
-/* Decode a stash secret "{HEX}<hex>" of n bytes into a malloc'd string. */
+/* Decode a stash secret "{HEX}<hex>" of n bytes into a string of
+ * yk_secret_strndup. */
 static krb5_error_code
 decode_stash_secret(const char *s, size_t n, char **out)
 {
@@ -200,9 +201,10 @@ decode_stash_secret(const char *s, size_t n, char **out)
         }
         pw[o++] = (char)(hi << 4 | lo);
     }
-    pw[o] = '\0';
-    *out = pw;
-    return 0;
+    *out = yk_secret_strndup(pw, o);
+    yk_zap(pw, n / 2 + 1);
+    free(pw);
+    return *out == NULL ? ENOMEM : 0;
 }
 
 /* Find bind_dn's line in stash text; *found_out says whether the text has
@@ -270,7 +272,7 @@ read_password(const char *path, const char *bind_dn, char **pw_out)
             ret = YK_ERR_CONFIG;
             goto cleanup;
         }
-        pw = strndup(buf, n);
+        pw = yk_secret_strndup(buf, n);
         if (pw == NULL) {
             ret = ENOMEM;
             goto cleanup;
@@ -619,8 +621,10 @@ yk_store_config_copy(const yk_store_config *in, yk_store_config *out)
         ret = dup_opt(in->write_failover_uri, &cp.write_failover_uri);
     if (ret == 0)
         ret = dup_opt(in->bind_dn, &cp.bind_dn);
-    if (ret == 0)
-        ret = dup_opt(in->password, &cp.password);
+    if (ret == 0 && in->password != NULL) {
+        cp.password = yk_secret_strndup(in->password, strlen(in->password));
+        ret = cp.password == NULL ? ENOMEM : 0;
+    }
     if (ret == 0)
         ret = dup_opt(in->sasl_mech, &cp.sasl_mech);
     if (ret == 0)
@@ -654,7 +658,7 @@ yk_store_config_clear(yk_store_config *sc)
     free(sc->write_uri);
     free(sc->write_failover_uri);
     free(sc->bind_dn);
-    yk_free_string_zap(sc->password);
+    yk_secret_free(sc->password);
     free(sc->sasl_mech);
     free(sc->base);
     free(sc->filter);

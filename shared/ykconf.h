@@ -49,7 +49,8 @@ typedef struct {
                              * breaker time) */
     int uri_from_kldap;     /* uri is kldap's ldap_servers (default) */
     char *bind_dn;          /* simple bind DN; NULL = anonymous or SASL */
-    char *password;         /* secret (from the password file): wiped */
+    char *password;         /* secret (from the password file): in
+                             * locked memory (yk_secret_strndup), wiped */
     char *sasl_mech;        /* e.g. EXTERNAL; overrides simple bind */
     char *base;             /* search base */
     char *filter;           /* principal filter, %p = escaped principal */

@@ -3,9 +3,12 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <check.h>
 #include <com_err.h>
@@ -105,16 +108,88 @@ START_TEST(test_zap_struct)
 }
 END_TEST
 
-START_TEST(test_free_string_zap)
+/* The mapping of /proc/self/smaps that holds p: whether there is one, and
+ * its Locked: kB and whether its VmFlags has dd (not dumped). */
+static int
+smaps_of(const void *p, long *locked_kb, int *dontdump)
 {
-    char *s = strdup("a bind password");
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    unsigned long lo, hi, at = (unsigned long)p;
+    int in = 0, found = 0;
+
+    *locked_kb = -1;
+    *dontdump = 0;
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+            strchr(line, '-') < strchr(line, ' ')) {
+            in = at >= lo && at < hi;
+            found |= in;
+        } else if (in && strncmp(line, "Locked:", 7) == 0) {
+            *locked_kb = atol(line + 7);
+        } else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+            *dontdump = strstr(line, " dd") != NULL;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+START_TEST(test_secret_copy)
+{
+    char *s, *big, *src;
+    size_t i, n = 5000;
+
+    s = yk_secret_strndup("a bind password#junk", 15);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s, "a bind password");
+    ck_assert_uint_eq((uintptr_t)s % sizeof(max_align_t), 0);
+    yk_secret_free(s);
+    s = yk_secret_strndup("", 0);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s, "");
+    yk_secret_free(s);
+    ck_assert_ptr_null(yk_secret_strndup(NULL, 3));
+    yk_secret_free(NULL);
+
+    /* Longer than a page: all of it copied, terminated. */
+    src = malloc(n);
+    ck_assert_ptr_nonnull(src);
+    for (i = 0; i < n; i++)
+        src[i] = (char)('a' + i % 26);
+    big = yk_secret_strndup(src, n);
+    ck_assert_ptr_nonnull(big);
+    ck_assert_uint_eq(strlen(big), n);
+    ck_assert_int_eq(memcmp(big, src, n), 0);
+    yk_secret_free(big);
+    free(src);
+}
+END_TEST
+
+/* What an administrator would check with /proc: the copy's pages are
+ * locked (when the limit allows), not dumped, and gone once freed. */
+START_TEST(test_secret_pages)
+{
+    struct rlimit rl;
+    char *s = yk_secret_strndup("a bind password", 15);
+    long locked;
+    int dd;
 
     ck_assert_ptr_nonnull(s);
-    yk_free_string_zap(s);
-    yk_free_string_zap(NULL);
-    s = strdup("");
-    ck_assert_ptr_nonnull(s);
-    yk_free_string_zap(s);
+    ck_assert_int_eq(smaps_of(s, &locked, &dd), 1);
+    ck_assert_msg(dd, "the secret's mapping is not marked MADV_DONTDUMP");
+    ck_assert_int_eq(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= 65536)
+        ck_assert_msg(locked > 0, "the secret's mapping is not locked "
+                      "(Locked: %ld kB, RLIMIT_MEMLOCK %llu)", locked,
+                      (unsigned long long)rl.rlim_cur);
+    else
+        fprintf(stderr, "SKIPPED: locking of the secret's pages not "
+                "checked: RLIMIT_MEMLOCK is %llu bytes\n",
+                (unsigned long long)rl.rlim_cur);
+    yk_secret_free(s);
+    ck_assert_int_eq(smaps_of(s, &locked, &dd), 0);
 }
 END_TEST
 
@@ -179,7 +254,8 @@ secmem_suite(void)
     tcase_add_test(tc, test_memeq_zero_length);
     tcase_add_test(tc, test_zap_zeroes);
     tcase_add_test(tc, test_zap_struct);
-    tcase_add_test(tc, test_free_string_zap);
+    tcase_add_test(tc, test_secret_copy);
+    tcase_add_test(tc, test_secret_pages);
     suite_add_tcase(s, tc);
     return s;
 }
