@@ -59,6 +59,19 @@ release(char *s)
         profile_release_string(s);
 }
 
+/* The profile's string v (NULL: unset) as a malloc'd copy into *out; v is
+ * released either way. */
+static krb5_error_code
+own_string(char *v, char **out)
+{
+    *out = NULL;
+    if (v == NULL)
+        return 0;
+    *out = strdup(v);
+    release(v);
+    return *out == NULL ? ENOMEM : 0;
+}
+
 /* Read [realms] realm name as a malloc'd string (NULL when unset). */
 static krb5_error_code
 realm_string(profile_t profile, const char *realm, const char *name,
@@ -69,15 +82,7 @@ realm_string(profile_t profile, const char *realm, const char *name,
 
     *out = NULL;
     ret = profile_get_string(profile, "realms", realm, name, NULL, &v);
-    if (ret)
-        return ret;
-    if (v != NULL) {
-        *out = strdup(v);
-        release(v);
-        if (*out == NULL)
-            return ENOMEM;
-    }
-    return 0;
+    return ret ? ret : own_string(v, out);
 }
 
 /* Read a kldap relation as kldap does: [dbmodules] section first, then
@@ -94,15 +99,7 @@ kldap_string(profile_t profile, const char *section, const char *name,
     if (ret == 0 && v == NULL && use_defaults)
         ret = profile_get_string(profile, "dbdefaults", name, NULL, NULL,
                                  &v);
-    if (ret)
-        return ret;
-    if (v != NULL) {
-        *out = strdup(v);
-        release(v);
-        if (*out == NULL)
-            return ENOMEM;
-    }
-    return 0;
+    return ret ? ret : own_string(v, out);
 }
 
 /* Set *dst to src when *dst is unset (src is consumed either way). */
