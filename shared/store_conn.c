@@ -344,11 +344,22 @@ yk_conn_alive(yk_conn *c)
         return !c->session;
     p.fd = fd;
     p.events = POLLIN;
+#ifdef POLLRDHUP
+    p.events |= POLLRDHUP;
+#endif
     p.revents = 0;
     if (poll(&p, 1, 0) <= 0)
         return 1;
     if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
         return 0;
+#ifdef POLLRDHUP
+    /* The server shut its side: nothing more will come.  Over TLS its
+     * close_notify may wait unread before the end of the stream, which
+     * the peek below would take for data.  Unless an answer another
+     * attempt waits for may be in what is left to read. */
+    if ((p.revents & POLLRDHUP) && c->waiting == 0)
+        return 0;
+#endif
     /* Readable while idle: EOF means closed; data (a TLS record, a
      * notice of disconnection) is left for the library to handle. */
     n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -631,7 +642,7 @@ static krb5_error_code
 conn_tls_diagnose(yk_store *st, yk_conn *c, const char *uri)
 {
     krb5_error_code ret;
-    yk_conn d = { NULL, 0, c->is_write, 0, 0 };
+    yk_conn d = { NULL, 0, c->is_write, 0, 0, 0 };
     char saved[YK_ERRBUF_LEN], ca[YK_ERRBUF_LEN / 2];
     struct timeval tv;
     int handshake = 0;
@@ -1072,7 +1083,9 @@ conn_wait_suspended(yk_store *st, yk_conn *c, int msgid, const char *what,
     int rc, full;
 
     memcpy(&saved, &st->at, sizeof(saved));
+    c->waiting++;
     rc = store_io->result(ld, msgid, yk_mono_ms() + wait_ms, &res);
+    c->waiting--;
     memcpy(&st->at, &saved, sizeof(saved));
     explicit_bzero(&saved, sizeof(saved));
     if (rc == 1 && c->ld != ld) {

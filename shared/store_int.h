@@ -32,6 +32,8 @@ typedef struct {
                                   * wait: store_io.h) */
     int session;                 /* bound or TLS started: its socket is
                                   * ours, and gone means closed */
+    int waiting;                 /* attempts waiting for an answer on it
+                                  * (suspended: store_io.h) */
 } yk_conn;
 
 /* Where principals are searched: a base and a scope. */

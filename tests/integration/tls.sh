@@ -8,8 +8,10 @@
 # users nothing over a connection without TLS (ssf 0), so every success
 # below went over TLS.  One DB2 realm (realm.sh) with the kadm5 hook.
 #
-#   ldaps://, right CA       OTP login accepted, ykadmin list works,
-#                            kadmin.local delprinc through the hook works
+#   ldaps://, right CA       OTP login accepted, again at once after a
+#                            slapd restart (not DISCARDed), ykadmin list
+#                            works, kadmin.local delprinc through the
+#                            hook works
 #   StartTLS on ldap://      the same
 #   ldap:// without StartTLS the directory shows the KDC nothing (the
 #                            check that the cases above used TLS)
@@ -145,6 +147,16 @@ started() {
 works() {
     local label=$1
     started "$label"
+    # slapd restarted under the running KDC: its TLS connections are gone,
+    # each with the server's close_notify unread before the end of the
+    # stream.  The next login reconnects: accepted, not DISCARDed.
+    yk_slapd_stop
+    yk_slapd_start
+    otp_login || { cat "$YK_TMP/kinit.out" >&2; since >&2;
+        yk_fail "$label: after a slapd restart, alice's OTP login refused"; }
+    yk_kdc_attempts "alice@$R" | tail -1 | grep -q 'verdict=accepted' ||
+        { since >&2; yk_fail "$label: after a slapd restart, the login" \
+            "was not logged as accepted"; }
     yk_ykadmin list alice@$R > "$YK_TMP/yk.out" 2>&1 ||
         { cat "$YK_TMP/yk.out" >&2; yk_fail "$label: ykadmin list failed"; }
     grep -q "$("$YK_YKEMU_BIN" --public-id "$YK_TMP/alice.tok")" \
@@ -168,8 +180,9 @@ EOF
     ! since | grep -q 'WARNING\|CONFIGURATION ERROR' ||
         { since >&2; yk_fail "$label: the KDC warned"; }
     yk_kdc_stop
-    yk_ok "$label: OTP login accepted, ykadmin list, delprinc through the" \
-        "hook (token removed); no warning at start"
+    yk_ok "$label: OTP login accepted, again at once after a slapd" \
+        "restart, ykadmin list, delprinc through the hook (token removed);" \
+        "no warning at start"
 }
 works "ldaps://, right CA"
 
