@@ -58,7 +58,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -237,10 +236,7 @@ yk_keyring_new(yk_keyring **kr_out)
     kr->alloc_size = size;
     /* A failing mlock (RLIMIT_MEMLOCK) is not an error: the keys are
      * still wiped on free. */
-    kr->locked = (mlock(kr, size) == 0);
-#ifdef MADV_DONTDUMP
-    (void)madvise(kr, size, MADV_DONTDUMP);
-#endif
+    kr->locked = yk_mem_lock(kr, size);
     *kr_out = kr;
     return 0;
 }
@@ -257,11 +253,7 @@ yk_keyring_free(yk_keyring *kr)
     size = kr->alloc_size;
     locked = kr->locked;
     yk_zap(kr, size);
-#ifdef MADV_DODUMP
-    (void)madvise(kr, size, MADV_DODUMP);
-#endif
-    if (locked)
-        (void)munlock(kr, size);
+    yk_mem_unlock(kr, size, locked);
     free(kr);
 }
 

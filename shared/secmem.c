@@ -3,6 +3,7 @@
  * long-lived ones in locked memory. */
 #include <config.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,100 @@ yk_memeq(const void *a, const void *b, size_t n)
     return (int)(((diff - 1U) >> 8) & 1U);
 }
 
+/* Locked regions: mlock does not pass to a fork's child (krb5kdc forks
+ * its workers after loading the module, and the workers are where the
+ * secrets are used), so the regions are kept here and locked again in
+ * every child.  A full table leaves a region locked in this process
+ * only. */
+#define YK_LOCKED_MAX 64
+
+static struct {
+    void *p;
+    size_t size;
+} locked_regions[YK_LOCKED_MAX];
+static pthread_mutex_t locked_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t locked_once = PTHREAD_ONCE_INIT;
+
+static void
+locked_prepare(void)
+{
+    (void)pthread_mutex_lock(&locked_mutex);
+}
+
+static void
+locked_parent(void)
+{
+    (void)pthread_mutex_unlock(&locked_mutex);
+}
+
+/* In the child (one thread): every region locked again. */
+static void
+locked_child(void)
+{
+    size_t i;
+
+    for (i = 0; i < YK_LOCKED_MAX; i++) {
+        if (locked_regions[i].p != NULL)
+            (void)mlock(locked_regions[i].p, locked_regions[i].size);
+    }
+    (void)pthread_mutex_unlock(&locked_mutex);
+}
+
+static void
+locked_init(void)
+{
+    (void)pthread_atfork(locked_prepare, locked_parent, locked_child);
+}
+
+/* See secmem.h. */
+int
+yk_mem_lock(void *p, size_t size)
+{
+    size_t i;
+    int locked;
+
+    (void)pthread_once(&locked_once, locked_init);
+#ifdef MADV_DONTDUMP
+    (void)madvise(p, size, MADV_DONTDUMP);
+#endif
+    locked = mlock(p, size) == 0;
+    if (!locked)
+        return 0;
+    (void)pthread_mutex_lock(&locked_mutex);
+    for (i = 0; i < YK_LOCKED_MAX; i++) {
+        if (locked_regions[i].p == NULL) {
+            locked_regions[i].p = p;
+            locked_regions[i].size = size;
+            break;
+        }
+    }
+    (void)pthread_mutex_unlock(&locked_mutex);
+    return 1;
+}
+
+/* See secmem.h. */
+void
+yk_mem_unlock(void *p, size_t size, int locked)
+{
+    size_t i;
+
+    if (locked) {
+        (void)pthread_mutex_lock(&locked_mutex);
+        for (i = 0; i < YK_LOCKED_MAX; i++) {
+            if (locked_regions[i].p == p) {
+                locked_regions[i].p = NULL;
+                locked_regions[i].size = 0;
+                break;
+            }
+        }
+        (void)pthread_mutex_unlock(&locked_mutex);
+        (void)munlock(p, size);
+    }
+#ifdef MADV_DODUMP
+    (void)madvise(p, size, MADV_DODUMP);
+#endif
+}
+
 /* What precedes a secret string in its mapping. */
 typedef struct {
     size_t size;        /* of the whole mapping */
@@ -84,10 +179,7 @@ yk_secret_strndup(const char *s, size_t n)
         return NULL;
     h = p;
     h->size = size;
-    h->locked = mlock(p, size) == 0;
-#ifdef MADV_DONTDUMP
-    (void)madvise(p, size, MADV_DONTDUMP);
-#endif
+    h->locked = yk_mem_lock(p, size);
     memcpy((char *)p + YK_SECRET_OFFSET, s, n);
     ((char *)p)[YK_SECRET_OFFSET + n] = '\0';    /* mmap zero-fills */
     return (char *)p + YK_SECRET_OFFSET;
@@ -107,7 +199,6 @@ yk_secret_free(char *s)
     size = h->size;
     locked = h->locked;
     yk_zap(h, size);
-    if (locked)
-        (void)munlock(h, size);
+    yk_mem_unlock(h, size, locked);
     (void)munmap(h, size);
 }

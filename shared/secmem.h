@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* secmem.h: wiping secrets and comparing them in constant time. */
+/* secmem.h: wiping secrets, comparing them in constant time, keeping
+ * long-lived ones in locked memory. */
 #ifndef YK_SECMEM_H
 #define YK_SECMEM_H
 
@@ -13,9 +14,20 @@ void yk_zap(void *p, size_t n);
  * 0 otherwise. */
 int yk_memeq(const void *a, const void *b, size_t n);
 
+/* Keep the pages of [p, p + size) (page-aligned, holding nothing but
+ * secrets) out of core dumps and locked in memory when RLIMIT_MEMLOCK
+ * allows, in this process and in every child forked later.  Whether they
+ * are locked. */
+int yk_mem_lock(void *p, size_t size);
+
+/* Undo yk_mem_lock (locked: what it returned), after the caller wiped
+ * the pages. */
+void yk_mem_unlock(void *p, size_t size, int locked);
+
 /* A long-lived secret string (the LDAP bind password): a NUL-terminated
- * copy of the n bytes at s in pages of its own, locked in memory when
- * RLIMIT_MEMLOCK allows (never swapped) and left out of core dumps.  NULL
+ * copy of the n bytes at s in pages of its own, yk_mem_lock'ed (never
+ * swapped when the limit allows, also in forked children; out of core
+ * dumps).  NULL
  * on ENOMEM.  Free with yk_secret_free only. */
 char *yk_secret_strndup(const char *s, size_t n);
 

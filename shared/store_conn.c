@@ -681,6 +681,7 @@ conn_open(yk_store *st, yk_conn *c, const char *uri)
     struct timeval tv;
     int rc, handshake = 0;
 
+    c->session = 0;
     ret = yk_op_timeout(st, &tv);
     if (ret)
         return ret;

@@ -133,10 +133,11 @@ fuzz_seal_open(const yk_bound *b)
 static void
 fuzz_open(const yk_request *req)
 {
-    yk_bound b;
+    yk_bound b, untouched;
     krb5_error_code ret;
 
     memset(&b, 0xee, sizeof(b));
+    memset(&untouched, 0xee, sizeof(untouched));
     ret = yk_padata_open(fuzz_ctx, &fuzz_keys[0], req, &b);
     if (req->enctype != fuzz_keys[0].enctype) {
         if (ret != KRB5_BAD_ENCTYPE)
@@ -144,6 +145,8 @@ fuzz_open(const yk_request *req)
     } else if (ret != KRB5KRB_AP_ERR_BAD_INTEGRITY) {
         abort();
     }
+    if (memcmp(&b, &untouched, sizeof(b)) != 0)
+        abort();
 }
 
 /* The request: a success lies within the input and re-encodes to it. */
