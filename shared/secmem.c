@@ -160,7 +160,7 @@ typedef struct {
  * or hidden with it).  A failing mlock is not an error: the copy is still
  * wiped when freed. */
 char *
-yk_secret_strndup(const char *s, size_t n)
+yk_secret_alloc(size_t n)
 {
     yk_secret_head *h;
     long page = sysconf(_SC_PAGESIZE);
@@ -169,10 +169,11 @@ yk_secret_strndup(const char *s, size_t n)
 
     if (page <= 0)
         page = 4096;
-    if (s == NULL || n > SIZE_MAX - YK_SECRET_OFFSET - (size_t)page)
+    if (n > SIZE_MAX - YK_SECRET_OFFSET - (size_t)page)
         return NULL;
     size = (YK_SECRET_OFFSET + n + 1 + (size_t)page - 1) / (size_t)page *
         (size_t)page;
+    /* Zero-filled: the string is terminated at any length up to n. */
     p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
              -1, 0);
     if (p == MAP_FAILED)
@@ -180,9 +181,21 @@ yk_secret_strndup(const char *s, size_t n)
     h = p;
     h->size = size;
     h->locked = yk_mem_lock(p, size);
-    memcpy((char *)p + YK_SECRET_OFFSET, s, n);
-    ((char *)p)[YK_SECRET_OFFSET + n] = '\0';    /* mmap zero-fills */
     return (char *)p + YK_SECRET_OFFSET;
+}
+
+/* See secmem.h. */
+char *
+yk_secret_strndup(const char *s, size_t n)
+{
+    char *d;
+
+    if (s == NULL)
+        return NULL;
+    d = yk_secret_alloc(n);
+    if (d != NULL)
+        memcpy(d, s, n);
+    return d;
 }
 
 /* See secmem.h. */

@@ -24,14 +24,16 @@ int yk_mem_lock(void *p, size_t size);
  * the pages. */
 void yk_mem_unlock(void *p, size_t size, int locked);
 
-/* A long-lived secret string (the LDAP bind password): a NUL-terminated
- * copy of the n bytes at s in pages of its own, yk_mem_lock'ed (never
- * swapped when the limit allows, also in forked children; out of core
- * dumps).  NULL
- * on ENOMEM.  Free with yk_secret_free only. */
+/* A long-lived secret string (the LDAP bind password): n + 1 zero bytes
+ * in pages of their own, yk_mem_lock'ed (never swapped when the limit
+ * allows, also in forked children; out of core dumps).  NULL on ENOMEM.
+ * Free with yk_secret_free only. */
+char *yk_secret_alloc(size_t n);
+
+/* The same holding a NUL-terminated copy of the n bytes at s. */
 char *yk_secret_strndup(const char *s, size_t n);
 
-/* Wipe, unlock and unmap a string of yk_secret_strndup; NULL accepted. */
+/* Wipe, unlock and unmap a string of yk_secret_alloc; NULL accepted. */
 void yk_secret_free(char *s);
 
 #endif /* YK_SECMEM_H */

@@ -171,11 +171,11 @@ hexval(char c)
 }
 
 /* Decode a stash secret "{HEX}<hex>" of n bytes into a string of
- * yk_secret_strndup. */
+ * yk_secret_alloc (decoded in place: no other copy). */
 static krb5_error_code
 decode_stash_secret(const char *s, size_t n, char **out)
 {
-    size_t tag = strlen(YK_HEX_TAG), i, o = 0;
+    size_t tag = strlen(YK_HEX_TAG), i;
     char *pw;
     int hi, lo;
 
@@ -185,23 +185,20 @@ decode_stash_secret(const char *s, size_t n, char **out)
     n -= tag;
     if (n == 0 || n % 2 != 0)
         return YK_ERR_CONFIG;
-    pw = malloc(n / 2 + 1);
+    pw = yk_secret_alloc(n / 2);
     if (pw == NULL)
         return ENOMEM;
     for (i = 0; i < n; i += 2) {
         hi = hexval(s[i]);
         lo = hexval(s[i + 1]);
         if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
-            yk_zap(pw, n / 2 + 1);
-            free(pw);
+            yk_secret_free(pw);
             return YK_ERR_CONFIG;
         }
-        pw[o++] = (char)(hi << 4 | lo);
+        pw[i / 2] = (char)(hi << 4 | lo);
     }
-    *out = yk_secret_strndup(pw, o);
-    yk_zap(pw, n / 2 + 1);
-    free(pw);
-    return *out == NULL ? ENOMEM : 0;
+    *out = pw;
+    return 0;
 }
 
 /* Find bind_dn's line in stash text; *found_out says whether the text has

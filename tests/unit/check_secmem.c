@@ -172,6 +172,11 @@ START_TEST(test_secret_copy)
     yk_secret_free(s);
     ck_assert_ptr_null(yk_secret_strndup(NULL, 3));
     yk_secret_free(NULL);
+    s = yk_secret_alloc(10);
+    ck_assert_ptr_nonnull(s);
+    for (i = 0; i <= 10; i++)
+        ck_assert_int_eq(s[i], 0);
+    yk_secret_free(s);
 
     /* Longer than a page: all of it copied, terminated. */
     src = malloc(n);
